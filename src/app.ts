@@ -1,0 +1,98 @@
+import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
+import qs from 'qs';
+import swagger from '@fastify/swagger';
+import type { Database, DialectName } from './db/database.js';
+import type { Config } from './config.js';
+import type { Clock } from './clock.js';
+import type { Daemon } from './daemon/daemon.js';
+import { registerJsonBodyParser, BODY_LIMIT } from './http/body-parser.js';
+import { registerErrorHandler } from './http/error-handler.js';
+import { methodNotAllowed, notFound } from './http/errors.js';
+import { registerClientGuard } from './http/client-guard.js';
+import { CLIENT_PREFIX } from './http/routes.js';
+import { registerServerRoutes } from './modules/servers/servers.routes.js';
+import { registerScheduleRoutes } from './modules/schedules/schedules.routes.js';
+import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
+import { registerActivityRoutes } from './modules/activity/activity.routes.js';
+import { registerBackupRoutes } from './modules/backups/backups.routes.js';
+import type { BackgroundJobs } from './background.js';
+
+/** Everything a request handler may need, passed explicitly (no global decorators). */
+export interface AppDeps {
+  db: Database;
+  dialect: DialectName;
+  config: Config;
+  clock: Clock;
+  daemon: Daemon;
+  jobs: BackgroundJobs;
+  /** Wakes the scheduler when schedules change (no-op without one). */
+  onSchedulesChanged?: () => void;
+}
+
+export interface BuildAppOptions {
+  logger?: boolean | object;
+}
+
+const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? { level: deps.config.logLevel },
+    bodyLimit: BODY_LIMIT,
+    trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      querystringParser: (query: string) => qs.parse(query, { depth: 2, parameterLimit: 100, allowPrototypes: false }),
+    },
+    ajv: {
+      customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, verbose: true, allowUnionTypes: true, keywords: ['x-rule'] },
+    },
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Quetzal client API', version: '1.0.0', description: 'Pterodactyl-compatible client API' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    },
+  });
+
+  registerJsonBodyParser(app);
+  registerErrorHandler(app);
+  registerClientGuard(app, { db: deps.db, clock: deps.clock, rateLimitPerMinute: deps.config.rateLimitPerMinute });
+
+  // Known paths answered with the wrong method are a 405 (SPEC 1.2), so remember every path's methods.
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const known = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const method of methods) known.add(method);
+    methodsByPath.set(route.url, known);
+  });
+
+  app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await deps.db.selectFrom('servers').select('id').limit(1).execute();
+      return { status: 'ok' };
+    } catch {
+      return reply.status(503).send({ status: 'unavailable' });
+    }
+  });
+  app.get(`${CLIENT_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+
+  registerServerRoutes(app, deps);
+  registerScheduleRoutes(app, deps);
+  registerTaskRoutes(app, deps);
+  registerActivityRoutes(app, deps);
+  registerBackupRoutes(app, deps);
+
+  for (const [url, methods] of [...methodsByPath]) {
+    const missing = METHODS.filter((m) => !methods.has(m));
+    if (missing.length === 0 || !url.startsWith(CLIENT_PREFIX)) continue;
+    app.route({ method: missing, url, schema: { hide: true }, handler: async () => { throw methodNotAllowed(); } });
+  }
+  app.setNotFoundHandler(async () => {
+    throw notFound('The requested route could not be found.');
+  });
+  return app;
+}

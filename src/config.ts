@@ -1,0 +1,85 @@
+import path from 'node:path';
+import fs from 'node:fs';
+import { parse as parseDotenv } from 'dotenv';
+
+/** The service's configuration, read once from the environment (and `.env`), validated and frozen. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly dataDir: string;
+  readonly timezone: string;
+  readonly appUrl: string;
+  readonly rateLimitPerMinute: number;
+  readonly scheduler: boolean;
+  readonly trustProxy: false | string[];
+  readonly logLevel: string;
+  readonly scheduleTaskLimit: number;
+  readonly activityPruneDays: number;
+  readonly bootstrap: boolean;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+/** The environment wins over `.env` (CONTRACT.md). */
+export function readEnvironment(cwd = process.cwd(), env: Env = process.env): Env {
+  const file = path.join(cwd, '.env');
+  const fromFile = fs.existsSync(file) ? parseDotenv(fs.readFileSync(file)) : {};
+  return { ...fromFile, ...env };
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
+  if (['off', 'false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be "on" or "off", got "${env[name]}"`);
+}
+
+function timezone(env: Env): string {
+  const zone = env.APP_TIMEZONE?.trim() || 'UTC';
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+  } catch {
+    throw new ConfigError(`APP_TIMEZONE must be an IANA time zone, got "${zone}"`);
+  }
+  return zone;
+}
+
+export function loadConfig(env: Env = readEnvironment()): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const dataDir = path.resolve(env.DATA_DIR?.trim() || './data');
+  const databaseUrl = env.DATABASE_URL?.trim() || `sqlite:${path.join(dataDir, 'quetzal.sqlite')}`;
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+  }
+  const trust = env.TRUST_PROXY?.trim();
+  const appUrl = (env.APP_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  return Object.freeze({
+    port,
+    host,
+    databaseUrl,
+    dataDir,
+    timezone: timezone(env),
+    appUrl,
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 720, 1, 1_000_000),
+    scheduler: onOff(env, 'SCHEDULER', true),
+    trustProxy: !trust || trust === 'off' ? false : trust.split(',').map((s) => s.trim()).filter(Boolean),
+    logLevel: env.LOG_LEVEL?.trim() || 'info',
+    scheduleTaskLimit: integer(env, 'SCHEDULE_TASK_LIMIT', 10, 0, 1000),
+    activityPruneDays: integer(env, 'ACTIVITY_PRUNE_DAYS', 90, 1, 36500),
+    bootstrap: onOff(env, 'QUETZAL_BOOTSTRAP', true),
+  });
+}

@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import type { Tables } from './schema.js';
+
+export type Database = Kysely<Tables>;
+export type Trx = Transaction<Tables>;
+/** Anything a query can run on: the database itself or an open transaction. */
+export type Queryable = Kysely<Tables>;
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Database;
+  dialect: DialectName;
+  /** The PostgreSQL schema this handle works in, when not the default. */
+  schema?: string;
+  close(): Promise<void>;
+}
+
+const PG_INT8 = 20;
+const PG_NUMERIC = 1700;
+
+/** Opens the database named by a `sqlite:<path>` or `postgres://` URL. */
+export function openDatabase(url: string, opts: { poolSize?: number; searchPath?: string } = {}): DatabaseHandle {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, opts.poolSize ?? 10, opts.searchPath);
+  throw new Error('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function openSqlite(file: string): DatabaseHandle {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+function openPostgres(url: string, max: number, searchPath?: string): DatabaseHandle {
+  // Millisecond timestamps and counters are int8: read them as numbers, not strings.
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === PG_INT8 || oid === PG_NUMERIC) return (value: string) => Number(value);
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    types: types as pg.CustomTypesConfig,
+    // Tests isolate themselves in a schema of their own.
+    ...(searchPath ? { options: `-c search_path=${searchPath}` } : {}),
+  });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', ...(searchPath ? { schema: searchPath } : {}), close: () => db.destroy() };
+}

@@ -1,0 +1,150 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/**
+ * Table types. Times are epoch milliseconds (integers on both databases, so
+ * ordering and arithmetic are identical); booleans are 0/1 integers for the
+ * same reason. JSON members are stored as text.
+ */
+type Id = Generated<number>;
+type Flag = number;
+type Millis = number;
+
+export interface UserTable {
+  id: Id;
+  uuid: string;
+  username: string;
+  email: string;
+  root_admin: Flag;
+  use_totp: Flag;
+  created_at: Millis;
+}
+
+export interface ApiKeyTable {
+  id: Id;
+  user_id: number;
+  identifier: string;
+  token_hash: string;
+  description: string;
+  allowed_ips: string;
+  last_used_at: Millis | null;
+  revoked_at: Millis | null;
+  created_at: Millis;
+}
+
+export type ServerStatus = 'installing' | 'install_failed' | 'suspended' | 'restoring_backup';
+
+export interface ServerTable {
+  id: Id;
+  uuid: string;
+  uuid_short: string;
+  name: string;
+  owner_id: number;
+  status: ServerStatus | null;
+  backup_limit: number;
+  startup: string | null;
+  stop_command: string | null;
+  node: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface SubuserTable {
+  id: Id;
+  server_id: number;
+  user_id: number;
+  permissions: string;
+  created_at: Millis;
+}
+
+export interface ScheduleTable {
+  id: Id;
+  server_id: number;
+  name: string;
+  cron_minute: string;
+  cron_hour: string;
+  cron_day_of_month: string;
+  cron_month: string;
+  cron_day_of_week: string;
+  is_active: Flag;
+  is_processing: Flag;
+  only_when_online: Flag;
+  last_run_at: Millis | null;
+  next_run_at: Millis | null;
+  created_at: Millis;
+  updated_at: Millis;
+  /** Scheduler state (migration 003, docs/SCHEDULER.md). */
+  run_requested_at: Millis | null;
+  run_number: Generated<number>;
+  claimed_by: string | null;
+  lease_expires_at: Millis | null;
+  run_cursor: number | null;
+  run_step_at: Millis | null;
+}
+
+export interface TaskTable {
+  id: Id;
+  schedule_id: number;
+  sequence_id: number;
+  action: string;
+  payload: string;
+  time_offset: number;
+  is_queued: Flag;
+  continue_on_failure: Flag;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface BackupTable {
+  id: Id;
+  uuid: string;
+  server_id: number;
+  name: string;
+  ignored_files: string;
+  checksum: string | null;
+  bytes: ColumnType<number, number | undefined, number>;
+  is_successful: Flag;
+  is_locked: Flag;
+  created_at: Millis;
+  completed_at: Millis | null;
+}
+
+export interface ActivityLogTable {
+  id: Id;
+  server_id: number;
+  batch: string | null;
+  event: string;
+  ip: string | null;
+  description: string | null;
+  actor_id: number | null;
+  api_key_id: number | null;
+  properties: string;
+  timestamp: Millis;
+}
+
+export interface Tables {
+  users: UserTable;
+  api_keys: ApiKeyTable;
+  servers: ServerTable;
+  subusers: SubuserTable;
+  schedules: ScheduleTable;
+  tasks: TaskTable;
+  backups: BackupTable;
+  activity_logs: ActivityLogTable;
+}
+
+export type UserRow = Selectable<UserTable>;
+export type NewUser = Insertable<UserTable>;
+export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type ServerRow = Selectable<ServerTable>;
+export type NewServer = Insertable<ServerTable>;
+export type SubuserRow = Selectable<SubuserTable>;
+export type ScheduleRow = Selectable<ScheduleTable>;
+export type NewSchedule = Insertable<ScheduleTable>;
+export type ScheduleUpdate = Updateable<ScheduleTable>;
+export type TaskRow = Selectable<TaskTable>;
+export type NewTask = Insertable<TaskTable>;
+export type TaskUpdate = Updateable<TaskTable>;
+export type BackupRow = Selectable<BackupTable>;
+export type NewBackup = Insertable<BackupTable>;
+export type ActivityLogRow = Selectable<ActivityLogTable>;
+export type NewActivityLog = Insertable<ActivityLogTable>;

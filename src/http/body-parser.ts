@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { unsupportedMediaType } from './errors.js';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+/**
+ * Reads every request body as JSON (SPEC 1.2): `application/json`, any
+ * `*\/*+json`, or no Content-Type at all. An empty body is "no body", whatever
+ * its Content-Type says — one real client sends a JSON content type with an
+ * empty restore request. A non-empty body of another type is a 415.
+ */
+export function registerJsonBodyParser(app: FastifyInstance) {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // An empty Content-Type header is no Content-Type at all.
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['content-type']?.trim() === '') delete request.headers['content-type'];
+  });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    const text = body as string;
+    if (text.trim() === '') return done(null, undefined);
+    const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== '' && type !== 'application/json' && !/^[a-z0-9.+-]+\/[a-z0-9.+-]*\+json$/.test(type)) {
+      return done(unsupportedMediaType(), undefined);
+    }
+    void parseJson(request, text, done);
+  });
+}

@@ -1,0 +1,54 @@
+/** The Pterodactyl wire envelopes (SPEC 1): items, lists and pagination meta. */
+export interface Item<A = Record<string, unknown>> {
+  object: string;
+  attributes: A;
+}
+
+export function item<A>(object: string, attributes: A): Item<A> {
+  return { object, attributes };
+}
+
+export function list<T>(data: T[]): { object: 'list'; data: T[] } {
+  return { object: 'list', data };
+}
+
+export interface Pagination {
+  total: number;
+  count: number;
+  per_page: number;
+  current_page: number;
+  total_pages: number;
+  links: { previous?: string; next?: string };
+}
+
+/**
+ * Pagination meta. Links are absolute URLs that keep the request's other query
+ * parameters (`rawQuery` is the request's query string without the `?`).
+ */
+export function pagination(args: {
+  total: number;
+  count: number;
+  perPage: number;
+  page: number;
+  baseUrl: string;
+  path: string;
+  rawQuery: string;
+}): Pagination {
+  const totalPages = Math.max(1, Math.ceil(args.total / args.perPage));
+  const links: Pagination['links'] = {};
+  const linkTo = (page: number) => {
+    const params = new URLSearchParams(args.rawQuery);
+    params.set('page', String(page));
+    return `${args.baseUrl}${args.path}?${params.toString()}`;
+  };
+  if (args.page > 1) links.previous = linkTo(args.page - 1);
+  if (args.page < totalPages) links.next = linkTo(args.page + 1);
+  return {
+    total: args.total,
+    count: args.count,
+    per_page: args.perPage,
+    current_page: args.page,
+    total_pages: totalPages,
+    links,
+  };
+}

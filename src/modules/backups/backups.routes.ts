@@ -1,0 +1,106 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppDeps } from '../../app.js';
+import { clientRoute } from '../../http/routes.js';
+import { list, pagination } from '../../http/envelopes.js';
+import { can } from '../../http/permissions.js';
+import { parsePageQuery } from '../../http/query.js';
+import {
+  BackupListQuery,
+  CreateBackupBody,
+  RestoreBackupBody,
+  type CreateBackupInput,
+  type RestoreBackupInput,
+} from './backups.schemas.js';
+import { backupRequestFromBody, deleteBackup, listBackups, restoreBackup, startBackup, toggleLock } from './backups.service.js';
+import { backupItem } from './backups.transformer.js';
+
+export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
+  clientRoute(app, {
+    method: 'GET',
+    url: '/servers/:server/backups',
+    summary: "List a server's backups, newest first",
+    permission: 'backup.read',
+    querystring: BackupListQuery,
+    handler: async (request) => {
+      const { page, perPage } = parsePageQuery(request.query, { defaultPerPage: 20, maxPerPage: 50 });
+      const { rows, total, backupCount } = await listBackups(deps.db, request.target.server, page, perPage);
+      return {
+        ...list(rows.map(backupItem)),
+        meta: {
+          pagination: pagination({
+            total,
+            count: rows.length,
+            perPage,
+            page,
+            baseUrl: deps.config.appUrl,
+            path: request.url.split('?')[0]!,
+            rawQuery: request.url.split('?')[1] ?? '',
+          }),
+          // Pterodactyl's clients show "n of limit" from this: backups that did not fail.
+          backup_count: backupCount,
+        },
+      };
+    },
+  });
+
+  clientRoute(app, {
+    method: 'POST',
+    url: '/servers/:server/backups',
+    summary: 'Start a backup (answers at once; the archive is written in the background)',
+    permission: 'backup.create',
+    mutates: true,
+    blockedDuringRestore: true,
+    body: CreateBackupBody,
+    handler: async (request) => {
+      const { server, access } = request.target;
+      const input = backupRequestFromBody(request.body as CreateBackupInput, can(access, 'backup.delete'));
+      return backupItem(await startBackup(deps, server, request.auth.actor, input));
+    },
+  });
+
+  clientRoute(app, {
+    method: 'GET',
+    url: '/servers/:server/backups/:backup',
+    summary: 'Show one backup',
+    permission: 'backup.read',
+    handler: async (request) => backupItem(request.target.backup!),
+  });
+
+  clientRoute(app, {
+    method: 'DELETE',
+    url: '/servers/:server/backups/:backup',
+    summary: 'Delete a backup and its archive',
+    permission: 'backup.delete',
+    mutates: true,
+    blockedDuringRestore: true,
+    handler: async (request, reply) => {
+      await deleteBackup(deps, request.target.server, request.target.backup!, request.auth.actor);
+      return reply.status(204).send();
+    },
+  });
+
+  clientRoute(app, {
+    method: 'POST',
+    url: '/servers/:server/backups/:backup/lock',
+    summary: 'Lock or unlock a backup (toggles)',
+    permission: 'backup.delete',
+    mutates: true,
+    handler: async (request) =>
+      backupItem(await toggleLock(deps, request.target.server, request.target.backup!, request.auth.actor)),
+  });
+
+  clientRoute(app, {
+    method: 'POST',
+    url: '/servers/:server/backups/:backup/restore',
+    summary: 'Restore a backup over the server volume (answers 204 at once; runs in the background)',
+    permission: 'backup.restore',
+    mutates: true,
+    blockedDuringRestore: true,
+    body: RestoreBackupBody,
+    handler: async (request, reply) => {
+      const { server, backup } = request.target;
+      await restoreBackup(deps, server, backup!, request.auth.actor, request.body as RestoreBackupInput);
+      return reply.status(204).send();
+    },
+  });
+}

@@ -1,0 +1,448 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { AppDeps } from '../../app.js';
+import type { Queryable } from '../../db/database.js';
+import type { BackupRow, ServerRow } from '../../db/schema.js';
+import { conflict, displayException, forbidden, notFound, serviceLimitExceeded } from '../../http/errors.js';
+import { toBoolean } from '../../http/validation.js';
+import { recordActivity, SYSTEM_ACTOR, type Actor } from '../activity/activity.recorder.js';
+import { daemonServer } from '../servers/servers.service.js';
+import type { CreateBackupInput, RestoreBackupInput } from './backups.schemas.js';
+import {
+  claimServerForRestore,
+  countBackups,
+  countNonFailedBackups,
+  deleteBackupRow,
+  findBackupById,
+  findBackupsPage,
+  findOldestRotatableBackup,
+  insertBackup,
+  lockServerRow,
+  markBackupFinished,
+  releaseServerFromRestore,
+  toggleBackupLock,
+} from './backups.repository.js';
+
+/**
+ * Backups: creation (API, CLI, scheduled tasks), import, deletion, locking and
+ * restore. Routes and admin commands call these same functions.
+ */
+
+export type BackupDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
+export type BackgroundBackupDeps = BackupDeps & Pick<AppDeps, 'jobs'>;
+
+const RESTORING = 'This server is currently restoring a backup, please try again later.';
+const NOT_CAPABLE = 'This server is not capable of creating backups.';
+
+export interface NewBackupRequest {
+  name?: string | undefined;
+  /** Patterns of files to leave out of the archive. */
+  ignored?: string[] | undefined;
+  isLocked?: boolean | undefined;
+  /**
+   * At the limit, delete the oldest unlocked successful backup instead of
+   * refusing (what Pterodactyl does for scheduled backups).
+   */
+  rotate?: boolean | undefined;
+}
+
+/** "Backup at 2026-11-22 10:05:00" in the panel's time zone (Pterodactyl's default name). */
+export function defaultBackupName(now: number, timezone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    })
+      .formatToParts(new Date(now))
+      .map((p) => [p.type, p.value]),
+  );
+  return `Backup at ${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
+}
+
+/** The newline-separated `ignored` member (or a backup task's payload) as a list of patterns; blank lines dropped. */
+export function parseIgnored(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
+
+/** The hex digest of a stored `sha1:<hex>` checksum, for the daemon to verify the archive against. */
+export function sha1Of(checksum: string | null): string | null {
+  const match = checksum ? /^sha1:([0-9a-f]{40})$/i.exec(checksum) : null;
+  return match ? match[1]!.toLowerCase() : null;
+}
+
+export function isRestorable(backup: BackupRow): boolean {
+  return backup.is_successful === 1 && backup.completed_at !== null;
+}
+
+export async function listBackups(db: Queryable, server: ServerRow, page: number, perPage: number) {
+  const [rows, total, backupCount] = await Promise.all([
+    findBackupsPage(db, server.id, perPage, (page - 1) * perPage),
+    countBackups(db, server.id),
+    countNonFailedBackups(db, server.id),
+  ]);
+  return { rows, total, backupCount };
+}
+
+/**
+ * Makes room for one more backup, inside the caller's transaction (which holds
+ * the server's row lock): refuses at the limit, or rotates the oldest one out.
+ */
+async function ensureRoomForBackup(deps: BackupDeps, trx: Queryable, server: ServerRow, rotate: boolean, now: number) {
+  if (server.backup_limit <= 0) throw forbidden(NOT_CAPABLE);
+  if ((await countNonFailedBackups(trx, server.id)) < server.backup_limit) return;
+  const oldest = rotate ? await findOldestRotatableBackup(trx, server.id) : undefined;
+  if (!oldest) {
+    throw serviceLimitExceeded(
+      `Cannot create a new backup, this server has reached its limit of ${server.backup_limit} backups.`,
+    );
+  }
+  await deleteBackupRow(trx, oldest.id);
+  await recordActivity(trx, {
+    serverId: server.id,
+    event: 'server:backup.delete',
+    actor: SYSTEM_ACTOR,
+    properties: { name: oldest.name, failed: false },
+    timestamp: now,
+  });
+  // Inside the transaction: if the archive cannot be removed, the row stays too.
+  await deps.daemon.deleteBackup(daemonServer(server), oldest.uuid);
+}
+
+/**
+ * Records a new backup (not yet complete) and logs `server:backup.start`, in one
+ * transaction that holds the server's row, so that concurrent creations cannot
+ * overshoot the limit and a restore claimed meanwhile is seen.
+ */
+export async function beginBackup(
+  deps: BackupDeps,
+  server: ServerRow,
+  actor: Actor,
+  request: NewBackupRequest,
+): Promise<BackupRow> {
+  const now = deps.clock.now();
+  const name = request.name?.trim() || defaultBackupName(now, deps.config.timezone);
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await lockServerRow(trx, server.id);
+    if (!current) throw notFound();
+    if (current.status === 'restoring_backup') throw conflict(RESTORING);
+    await ensureRoomForBackup(deps, trx, current, request.rotate ?? false, now);
+    const backup = await insertBackup(trx, {
+      uuid: randomUUID(),
+      server_id: server.id,
+      name,
+      ignored_files: JSON.stringify(request.ignored ?? []),
+      checksum: null,
+      bytes: 0,
+      is_successful: 0,
+      is_locked: request.isLocked ? 1 : 0,
+      created_at: now,
+      completed_at: null,
+    });
+    await recordActivity(trx, {
+      serverId: server.id,
+      event: 'server:backup.start',
+      actor,
+      properties: { name: backup.name, locked: backup.is_locked === 1 },
+      timestamp: now,
+    });
+    return backup;
+  });
+}
+
+export interface BackupOutcome {
+  /** The finished row; undefined if the backup (or its server) was deleted meanwhile. */
+  backup: BackupRow | undefined;
+  /** Why the daemon failed, when it did. */
+  error?: unknown;
+}
+
+/**
+ * Has the daemon write the archive, then records the result and logs
+ * `server:backup.complete` or `server:backup.fail` (system) in one transaction.
+ * A daemon failure is recorded, not thrown.
+ */
+export async function completeBackup(deps: BackupDeps, server: ServerRow, backup: BackupRow): Promise<BackupOutcome> {
+  let archive: { sha1: string; bytes: number } | undefined;
+  let error: unknown;
+  try {
+    archive = await deps.daemon.createBackup(daemonServer(server), {
+      uuid: backup.uuid,
+      ignored: JSON.parse(backup.ignored_files) as string[],
+    });
+  } catch (err) {
+    error = err;
+    // A half-written archive is of no use to anyone.
+    await deps.daemon.deleteBackup(daemonServer(server), backup.uuid).catch(() => undefined);
+  }
+  const now = deps.clock.now();
+  const finished = await deps.db.transaction().execute(async (trx) => {
+    const row = await markBackupFinished(trx, backup.id, {
+      checksum: archive ? `sha1:${archive.sha1.toLowerCase()}` : null,
+      bytes: archive?.bytes ?? 0,
+      successful: archive !== undefined,
+      completedAt: now,
+    });
+    if (!row) return undefined;
+    await recordActivity(trx, {
+      serverId: server.id,
+      event: archive ? 'server:backup.complete' : 'server:backup.fail',
+      actor: SYSTEM_ACTOR,
+      properties: { name: row.name },
+      timestamp: now,
+    });
+    return row;
+  });
+  return error === undefined ? { backup: finished } : { backup: finished, error };
+}
+
+/** What a client's create request asks for; `is_locked` is honoured only for callers who may delete backups (as Pterodactyl does). */
+export function backupRequestFromBody(input: CreateBackupInput, mayDelete: boolean): NewBackupRequest {
+  return {
+    name: input.name,
+    ignored: parseIgnored(input.ignored),
+    isLocked: mayDelete && input.is_locked !== undefined && toBoolean(input.is_locked),
+  };
+}
+
+/**
+ * POST /backups and scheduled backup tasks: records the backup, answers at once,
+ * and writes the archive in the background. The job rethrows a daemon failure
+ * (after recording it) so that the background runner logs the reason.
+ */
+export async function startBackup(
+  deps: BackgroundBackupDeps,
+  server: ServerRow,
+  actor: Actor,
+  request: NewBackupRequest,
+): Promise<BackupRow> {
+  const backup = await beginBackup(deps, server, actor, request);
+  deps.jobs.run(`backup ${backup.uuid}`, async () => {
+    const outcome = await completeBackup(deps, server, backup);
+    if (outcome.error !== undefined) throw outcome.error;
+  });
+  return backup;
+}
+
+/** The whole backup, waited for (the admin command). */
+export async function createBackupAndWait(
+  deps: BackupDeps,
+  server: ServerRow,
+  actor: Actor,
+  request: NewBackupRequest,
+): Promise<BackupOutcome> {
+  const backup = await beginBackup(deps, server, actor, request);
+  return completeBackup(deps, server, backup);
+}
+
+/**
+ * Deletes a backup: 409 while it is still being made, 400 when it is locked
+ * (a failed backup can be deleted locked or not, as in Pterodactyl). The archive
+ * is removed inside the transaction so that a daemon failure keeps the row.
+ */
+export async function deleteBackup(deps: BackupDeps, server: ServerRow, backup: BackupRow, actor: Actor): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const current = await lockServerRow(trx, server.id);
+    if (!current) throw notFound();
+    if (current.status === 'restoring_backup') throw conflict(RESTORING);
+    const row = await findBackupById(trx, backup.id);
+    if (!row || row.server_id !== server.id) throw notFound();
+    if (row.completed_at === null) throw conflict('This backup cannot be deleted while it is still being created.');
+    if (row.is_locked === 1 && row.is_successful === 1)
+      throw displayException('Cannot delete a backup that is marked as locked.');
+    await deleteBackupRow(trx, row.id);
+    await recordActivity(trx, {
+      serverId: server.id,
+      event: 'server:backup.delete',
+      actor,
+      properties: { name: row.name, failed: row.is_successful !== 1 },
+      timestamp: now,
+    });
+    await deps.daemon.deleteBackup(daemonServer(current), row.uuid);
+  });
+}
+
+/** Toggles is_locked and logs `server:backup.lock` or `.unlock`. */
+export async function toggleLock(
+  deps: Pick<AppDeps, 'db' | 'clock'>,
+  server: ServerRow,
+  backup: BackupRow,
+  actor: Actor,
+): Promise<BackupRow> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await toggleBackupLock(trx, backup.id);
+    if (!row) throw notFound();
+    await recordActivity(trx, {
+      serverId: server.id,
+      event: row.is_locked === 1 ? 'server:backup.lock' : 'server:backup.unlock',
+      actor,
+      properties: { name: row.name },
+      timestamp: now,
+    });
+    return row;
+  });
+}
+
+const NOT_RESTORABLE = 'This backup cannot be restored at this time: not completed or failed.';
+const SERVER_NOT_READY = 'This server is not currently in a state that allows for a backup to be restored.';
+
+/**
+ * Accepts a restore (SPEC 4): in one transaction, flips the server's status from
+ * null to restoring_backup — a conditional UPDATE, so of two concurrent calls
+ * exactly one wins — and logs `server:backup.restore`; then hands the restore to
+ * the daemon in the background.
+ */
+export async function restoreBackup(
+  deps: BackgroundBackupDeps,
+  server: ServerRow,
+  backup: BackupRow,
+  actor: Actor,
+  input: RestoreBackupInput,
+): Promise<void> {
+  if (!isRestorable(backup)) throw conflict(NOT_RESTORABLE);
+  const truncate = input.truncate !== undefined && toBoolean(input.truncate);
+  const now = deps.clock.now();
+  const accepted = await deps.db.transaction().execute(async (trx) => {
+    if (!(await claimServerForRestore(trx, server.id, now))) throw conflict(SERVER_NOT_READY);
+    // Read again under the server's lock: a concurrent delete has either committed (gone) or waits for us.
+    const row = await findBackupById(trx, backup.id);
+    if (!row || row.server_id !== server.id) throw notFound();
+    if (!isRestorable(row)) throw conflict(NOT_RESTORABLE);
+    await recordActivity(trx, {
+      serverId: server.id,
+      event: 'server:backup.restore',
+      actor,
+      properties: { name: row.name, truncate },
+      timestamp: now,
+    });
+    return row;
+  });
+  deps.jobs.run(`restore ${accepted.uuid}`, async () => {
+    const error = await performRestore(deps, server, accepted, truncate);
+    if (error !== undefined) throw error;
+  });
+}
+
+/**
+ * Runs an accepted restore to its end: the daemon restores (all or nothing), then
+ * the status returns to null and `restore-complete` or `restore-failed` is logged
+ * (system) in one transaction. Returns the daemon's error, if any.
+ */
+export async function performRestore(
+  deps: BackupDeps,
+  server: ServerRow,
+  backup: BackupRow,
+  truncate: boolean,
+): Promise<unknown> {
+  let error: unknown;
+  try {
+    await deps.daemon.restoreBackup(daemonServer(server), { uuid: backup.uuid, sha1: sha1Of(backup.checksum) }, { truncate });
+  } catch (err) {
+    error = err ?? new Error('restore failed');
+  }
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    await releaseServerFromRestore(trx, server.id, now);
+    await recordActivity(trx, {
+      serverId: server.id,
+      event: error === undefined ? 'server:backup.restore-complete' : 'server:backup.restore-failed',
+      actor: SYSTEM_ACTOR,
+      properties: { name: backup.name },
+      timestamp: now,
+    });
+  });
+  return error;
+}
+
+/** Thrown by importBackup for problems with the file itself. */
+export class BackupImportError extends Error {}
+
+/**
+ * Registers an existing gzip tarball as a completed, successful backup of
+ * `server` (the admin command). The file is copied beside the other archives
+ * while its sha1 and size are computed; its contents are judged at restore
+ * time. Counts toward the limit; logged as `server:backup.complete` (system).
+ */
+export async function importBackup(
+  deps: Pick<AppDeps, 'db' | 'clock' | 'config'> & { daemon: AppDeps['daemon'] & { backupPath(uuid: string): string } },
+  server: ServerRow,
+  request: { file: string; name?: string | undefined },
+): Promise<BackupRow> {
+  let stat;
+  try {
+    stat = await fs.stat(request.file);
+  } catch {
+    throw new BackupImportError(`Cannot read ${request.file}.`);
+  }
+  if (!stat.isFile()) throw new BackupImportError(`${request.file} is not a regular file.`);
+
+  // Refuse early, before copying anything; checked again under the lock below.
+  if (server.backup_limit <= 0) throw forbidden(NOT_CAPABLE);
+
+  const uuid = randomUUID();
+  const finalPath = deps.daemon.backupPath(uuid);
+  const partPath = `${finalPath}.part`;
+  await fs.mkdir(path.dirname(finalPath), { recursive: true });
+  const hash = createHash('sha1');
+  let bytes = 0;
+  try {
+    await pipeline(
+      createReadStream(request.file),
+      new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          hash.update(chunk);
+          bytes += chunk.length;
+          done(null, chunk);
+        },
+      }),
+      createWriteStream(partPath, { flags: 'wx', mode: 0o600 }),
+    );
+    const now = deps.clock.now();
+    const name = request.name?.trim() || defaultBackupName(now, deps.config.timezone);
+    return await deps.db.transaction().execute(async (trx) => {
+      const current = await lockServerRow(trx, server.id);
+      if (!current) throw notFound();
+      await ensureRoomForBackup(deps, trx, current, false, now);
+      const backup = await insertBackup(trx, {
+        uuid,
+        server_id: server.id,
+        name,
+        ignored_files: '[]',
+        checksum: `sha1:${hash.digest('hex')}`,
+        bytes,
+        is_successful: 1,
+        is_locked: 0,
+        created_at: now,
+        completed_at: now,
+      });
+      await recordActivity(trx, {
+        serverId: server.id,
+        event: 'server:backup.complete',
+        actor: SYSTEM_ACTOR,
+        properties: { name: backup.name },
+        timestamp: now,
+      });
+      // Last, inside the transaction: the row never names a file that is not in place.
+      await fs.rename(partPath, finalPath);
+      return backup;
+    });
+  } catch (err) {
+    await fs.rm(partPath, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,53 @@
+import type { Queryable } from '../../db/database.js';
+import type { ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const SHORT = /^[0-9a-f]{8}$/i;
+
+/** A server by full UUID or 8-character short identifier (SPEC 1); undefined for anything else. */
+export async function findServerByReference(db: Queryable, reference: string): Promise<ServerRow | undefined> {
+  if (UUID.test(reference)) {
+    return db.selectFrom('servers').selectAll().where('uuid', '=', reference.toLowerCase()).executeTakeFirst();
+  }
+  if (SHORT.test(reference)) {
+    return db.selectFrom('servers').selectAll().where('uuid_short', '=', reference.toLowerCase()).executeTakeFirst();
+  }
+  return undefined;
+}
+
+export async function findServerById(db: Queryable, id: number): Promise<ServerRow | undefined> {
+  return db.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The subuser permissions of `user` on `server`, or null when they are not a subuser. */
+export async function findSubuserPermissions(db: Queryable, serverId: number, userId: number): Promise<string[] | null> {
+  const row = await db
+    .selectFrom('subusers')
+    .select('permissions')
+    .where('server_id', '=', serverId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row ? (JSON.parse(row.permissions) as string[]) : null;
+}
+
+/** Servers a user can see: owned, subuser of, or all of them for a root admin; newest id last. */
+export function visibleServersQuery(db: Queryable, user: UserRow) {
+  let query = db.selectFrom('servers');
+  if (user.root_admin !== 1) {
+    query = query.where((eb) =>
+      eb.or([
+        eb('servers.owner_id', '=', user.id),
+        eb(
+          'servers.id',
+          'in',
+          eb.selectFrom('subusers').select('subusers.server_id').where('subusers.user_id', '=', user.id),
+        ),
+      ]),
+    );
+  }
+  return query;
+}
+
+export async function setServerStatus(db: Queryable, serverId: number, status: ServerStatus | null, now: number) {
+  await db.updateTable('servers').set({ status, updated_at: now }).where('id', '=', serverId).execute();
+}

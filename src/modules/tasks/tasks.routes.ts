@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppDeps } from '../../app.js';
+import { clientRoute } from '../../http/routes.js';
+import { CreateTaskBody, UpdateTaskBody, type CreateTaskInput, type UpdateTaskInput } from './tasks.schemas.js';
+import { createTask, deleteTask, updateTask, type TaskTarget } from './tasks.service.js';
+import { taskItem } from './tasks.transformer.js';
+
+function taskTarget(request: FastifyRequest): TaskTarget {
+  const { server, schedule, access } = request.target;
+  return { server, schedule: schedule!, access };
+}
+
+export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
+  clientRoute(app, {
+    method: 'POST',
+    url: '/servers/:server/schedules/:schedule/tasks',
+    summary: 'Add a task to a schedule',
+    permission: 'schedule.update',
+    mutates: true,
+    body: CreateTaskBody,
+    handler: async (request) => taskItem(await createTask(deps, taskTarget(request), request.auth.actor, request.body as CreateTaskInput)),
+  });
+
+  clientRoute(app, {
+    method: ['PUT', 'POST', 'PATCH'],
+    url: '/servers/:server/schedules/:schedule/tasks/:task',
+    summary: 'Update a task (partial; PUT, POST and PATCH mean the same)',
+    permission: 'schedule.update',
+    mutates: true,
+    body: UpdateTaskBody,
+    handler: async (request) =>
+      taskItem(await updateTask(deps, taskTarget(request), request.target.task!, request.auth.actor, request.body as UpdateTaskInput)),
+  });
+
+  clientRoute(app, {
+    method: 'DELETE',
+    url: '/servers/:server/schedules/:schedule/tasks/:task',
+    summary: 'Delete a task; later tasks move up',
+    permission: 'schedule.update',
+    mutates: true,
+    handler: async (request, reply) => {
+      await deleteTask(deps, taskTarget(request), request.target.task!, request.auth.actor);
+      return reply.status(204).send();
+    },
+  });
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../db/database.js';
+import type { UserRow } from '../../db/schema.js';
+
+export async function createUser(
+  db: Queryable,
+  input: { username: string; email: string; rootAdmin: boolean; now: number },
+): Promise<UserRow> {
+  return db
+    .insertInto('users')
+    .values({
+      uuid: randomUUID(),
+      username: input.username,
+      email: input.email,
+      root_admin: input.rootAdmin ? 1 : 0,
+      use_totp: 0,
+      created_at: input.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** A user by username, email or UUID, as the admin CLI accepts them. */
+export async function findUserByReference(db: Queryable, reference: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) => eb.or([eb('username', '=', reference), eb('email', '=', reference), eb('uuid', '=', reference)]))
+    .executeTakeFirst();
+}
+
+export async function findUserById(db: Queryable, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findUserByUuid(db: Queryable, uuid: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+}

@@ -1,0 +1,665 @@
+import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { list as listTar, create as createTar } from 'tar';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RestoreError, createArchive, restoreArchive } from '../../src/daemon/local/archive.js';
+import { VolumeMerge, type MergeOperations } from '../../src/daemon/local/archive-merge.js';
+
+// ---------------------------------------------------------------------------
+// Hand-built tarballs: entries no well-behaved tar tool would write.
+
+interface RawEntry {
+  name: string;
+  /** typeflag: '0' file, '1' hard link, '2' symlink, '3' char device, '4' block device, '5' directory, '6' FIFO */
+  type?: string;
+  mode?: number;
+  body?: string | Buffer;
+  linkname?: string;
+  /** pax extended header records for this entry (e.g. { path: '../x' }) */
+  pax?: Record<string, string>;
+  /** a GNU long-name ('L') header carrying this path */
+  longName?: string;
+}
+
+function octal(value: number, width: number): string {
+  return value.toString(8).padStart(width - 1, '0') + '\0';
+}
+
+/** One 512-byte ustar header with a correct checksum. */
+function ustarHeader(fields: { name: string; type: string; mode: number; size: number; linkname?: string }): Buffer {
+  const header = Buffer.alloc(512);
+  const name = Buffer.from(fields.name);
+  if (name.length > 100) throw new Error(`test name too long: ${fields.name}`);
+  name.copy(header, 0);
+  header.write(octal(fields.mode, 8), 100, 'ascii');
+  header.write(octal(0, 8), 108, 'ascii');
+  header.write(octal(0, 8), 116, 'ascii');
+  header.write(octal(fields.size, 12), 124, 'ascii');
+  header.write(octal(1_700_000_000, 12), 136, 'ascii');
+  header.fill(' ', 148, 156);
+  header.write(fields.type, 156, 'ascii');
+  if (fields.linkname) Buffer.from(fields.linkname).copy(header, 157);
+  header.write('ustar\0', 257, 'ascii');
+  header.write('00', 263, 'ascii');
+  let sum = 0;
+  for (const byte of header) sum += byte;
+  header.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 'ascii');
+  return header;
+}
+
+function padded(body: Buffer): Buffer[] {
+  const rest = body.length % 512;
+  return rest === 0 ? [body] : [body, Buffer.alloc(512 - rest)];
+}
+
+function paxBody(records: Record<string, string>): Buffer {
+  let text = '';
+  for (const [key, value] of Object.entries(records)) {
+    const line = ` ${key}=${value}\n`;
+    let length = Buffer.byteLength(line) + 1;
+    while (String(length).length + Buffer.byteLength(line) !== length) length += 1;
+    text += `${length}${line}`;
+  }
+  return Buffer.from(text);
+}
+
+/** An uncompressed tar stream; `end: false` leaves out the end-of-archive marker. */
+function rawTar(entries: RawEntry[], { end = true }: { end?: boolean } = {}): Buffer {
+  const blocks: Buffer[] = [];
+  for (const entry of entries) {
+    if (entry.pax) {
+      const body = paxBody(entry.pax);
+      blocks.push(ustarHeader({ name: 'PaxHeader/entry', type: 'x', mode: 0o644, size: body.length }), ...padded(body));
+    }
+    if (entry.longName) {
+      const body = Buffer.from(`${entry.longName}\0`);
+      blocks.push(ustarHeader({ name: '././@LongLink', type: 'L', mode: 0o644, size: body.length }), ...padded(body));
+    }
+    const type = entry.type ?? '0';
+    const body = Buffer.from(entry.body ?? '');
+    blocks.push(
+      ustarHeader({
+        name: entry.name,
+        type,
+        mode: entry.mode ?? (type === '5' ? 0o755 : 0o644),
+        size: body.length,
+        linkname: entry.linkname,
+      }),
+    );
+    if (body.length > 0) blocks.push(...padded(body));
+  }
+  if (end) blocks.push(Buffer.alloc(1024));
+  return Buffer.concat(blocks);
+}
+
+const tgz = (entries: RawEntry[], options?: { end?: boolean }) => gzipSync(rawTar(entries, options));
+
+// ---------------------------------------------------------------------------
+// Looking at trees on disk, never following a symlink.
+
+function sha1(data: Buffer): string {
+  return createHash('sha1').update(data).digest('hex');
+}
+
+/** Every path under `dir` with its type, mode and content (and, with `mtimes`, each file's mtime). */
+function snapshot(dir: string, { mtimes = true }: { mtimes?: boolean } = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (absolute: string, relative: string) => {
+    for (const name of fs.readdirSync(absolute).sort()) {
+      const child = path.join(absolute, name);
+      const rel = relative === '' ? name : `${relative}/${name}`;
+      const stat = fs.lstatSync(child);
+      const mode = (stat.mode & 0o7777).toString(8);
+      if (stat.isDirectory()) {
+        out[`${rel}/`] = `dir ${mode}`;
+        walk(child, rel);
+      } else if (stat.isSymbolicLink()) {
+        out[rel] = `symlink -> ${fs.readlinkSync(child)}`;
+      } else if (stat.isFile()) {
+        const content = fs.readFileSync(child);
+        const shown = content.length <= 64 ? JSON.stringify(content.toString('utf8')) : `sha1:${sha1(content)}`;
+        out[rel] = `file ${mode} ${shown}${mtimes ? ` @${stat.mtimeMs}` : ''}`;
+      } else {
+        out[rel] = 'special';
+      }
+    }
+  };
+  walk(dir, '');
+  return out;
+}
+
+function write(file: string, content: string | Buffer, mode?: number): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, content);
+  if (mode !== undefined) fs.chmodSync(file, mode);
+}
+
+function archiveNames(archivePath: string): Array<{ path: string; type: string }> {
+  const entries: Array<{ path: string; type: string }> = [];
+  listTar({ file: archivePath, sync: true, onReadEntry: (entry) => entries.push({ path: entry.path, type: entry.type }) });
+  return entries;
+}
+
+// ---------------------------------------------------------------------------
+
+let root: string;
+let volume: string;
+let outside: string;
+let backups: string;
+
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-archive-'));
+  volume = path.join(root, 'volume');
+  outside = path.join(root, 'outside');
+  backups = path.join(root, 'backups');
+  fs.mkdirSync(backups);
+  write(path.join(outside, 'secret.txt'), 'outside secret');
+  write(path.join(volume, 'a.txt'), 'original a');
+  write(path.join(volume, 'dir', 'b.txt'), 'original b');
+  write(path.join(volume, 'keep.txt'), 'kept');
+});
+
+afterEach(() => {
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+function stagingLeftovers(): string[] {
+  return fs.readdirSync(root).filter((name) => name.startsWith('.restore-'));
+}
+
+/** Writes `content` as a backup file and returns its path. */
+function backupFile(content: Buffer, name = 'backup.tar.gz'): string {
+  const file = path.join(backups, name);
+  fs.writeFileSync(file, content);
+  return file;
+}
+
+/** Builds an archive from a fresh source volume laid out by `files` (path -> content; trailing '/' = empty dir). */
+async function archiveOf(files: Record<string, string>, ignore: string[] = []): Promise<{ file: string; sha1: string }> {
+  const source = fs.mkdtempSync(path.join(root, 'source-'));
+  for (const [name, content] of Object.entries(files)) {
+    if (name.endsWith('/')) fs.mkdirSync(path.join(source, name), { recursive: true });
+    else write(path.join(source, name), content);
+  }
+  const file = path.join(backups, `${path.basename(source)}.tar.gz`);
+  const result = await createArchive({ volumeDir: source, archivePath: file, ignore });
+  fs.rmSync(source, { recursive: true });
+  return { file, sha1: result.sha1 };
+}
+
+/**
+ * The restore of `archive` is refused with a RestoreError whose message matches
+ * `reason`, with and without truncate; the volume is unchanged byte for byte,
+ * nothing appeared or changed outside it, and no staging folder is left.
+ */
+async function expectRefused(archive: string, reason: RegExp, expectedSha1: string | null = null): Promise<void> {
+  const volumeBefore = snapshot(volume);
+  const outsideBefore = snapshot(outside);
+  const rootBefore = fs.readdirSync(root).sort();
+  for (const truncate of [false, true]) {
+    const error = await restoreArchive({ archivePath: archive, volumeDir: volume, expectedSha1, truncate }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(error, `truncate=${truncate}`).toBeInstanceOf(RestoreError);
+    expect((error as Error).message).toMatch(reason);
+    expect((error as Error).message).not.toContain('\n');
+    expect(snapshot(volume), `truncate=${truncate}`).toEqual(volumeBefore);
+    expect(snapshot(outside)).toEqual(outsideBefore);
+    expect(fs.readdirSync(root).sort()).toEqual(rootBefore);
+    expect(stagingLeftovers()).toEqual([]);
+  }
+}
+
+// A good entry first, replacing a file the volume has: a refusal later in the archive must undo nothing because nothing was done.
+const replaceA: RawEntry = { name: 'a.txt', body: 'REPLACED' };
+
+describe('restoreArchive refuses unsafe or broken archives, leaving everything as it was', () => {
+  it('a missing archive', async () => {
+    await expectRefused(path.join(backups, 'nope.tar.gz'), /cannot be read \(ENOENT\)/);
+  });
+
+  it('an archive that is a directory, not a file', async () => {
+    fs.mkdirSync(path.join(backups, 'dir.tar.gz'));
+    await expectRefused(path.join(backups, 'dir.tar.gz'), /is not a file/);
+  });
+
+  it('a sha1 mismatch, even when the archive itself is fine', async () => {
+    const { file, sha1: actual } = await archiveOf({ 'a.txt': 'from the backup' });
+    await expectRefused(file, /does not match the recorded checksum/, '0'.repeat(40));
+    // The right checksum, in either recorded form, is accepted.
+    await restoreArchive({ archivePath: file, volumeDir: volume, expectedSha1: `sha1:${actual.toUpperCase()}`, truncate: false });
+    expect(fs.readFileSync(path.join(volume, 'a.txt'), 'utf8')).toBe('from the backup');
+  });
+
+  it('an absolute path', async () => {
+    await expectRefused(backupFile(tgz([replaceA, { name: path.join(outside, 'pwned'), body: 'x' }])), /has an absolute path/);
+  });
+
+  it.each([['../outside/pwned'], ['../../outside/pwned'], ['a/../../outside/pwned'], ['dir/../../../outside/pwned'], ['..']])(
+    'a path with a .. segment: %s',
+    async (name) => {
+      await expectRefused(backupFile(tgz([replaceA, { name, body: 'x' }])), /leaves the volume/);
+    },
+  );
+
+  it('a .. path hidden in a pax header (the ustar name looks harmless)', async () => {
+    const archive = tgz([replaceA, { name: 'harmless.txt', pax: { path: '../outside/pwned' }, body: 'x' }]);
+    await expectRefused(backupFile(archive), /'\.\.\/outside\/pwned' leaves the volume/);
+  });
+
+  it('a .. path hidden in a GNU long-name header', async () => {
+    const archive = tgz([replaceA, { name: 'harmless.txt', longName: '../../outside/pwned', body: 'x' }]);
+    await expectRefused(backupFile(archive), /leaves the volume/);
+  });
+
+  it('a hard link, even to a file inside the archive', async () => {
+    await expectRefused(backupFile(tgz([replaceA, { name: 'hl', type: '1', linkname: 'a.txt' }])), /is a hard link/);
+    await expectRefused(
+      backupFile(tgz([replaceA, { name: 'hl', type: '1', linkname: path.join(outside, 'secret.txt') }])),
+      /is a hard link/,
+    );
+  });
+
+  it('a symlink to /etc', async () => {
+    await expectRefused(
+      backupFile(tgz([replaceA, { name: 'etc', type: '2', linkname: '/etc' }, { name: 'etc/quetzal-archive-test', body: 'x' }])),
+      /symlink to the absolute path '\/etc'/,
+    );
+    expect(fs.existsSync('/etc/quetzal-archive-test')).toBe(false);
+  });
+
+  it('a symlink to an absolute path, then a file written through it', async () => {
+    const archive = tgz([replaceA, { name: 'out', type: '2', linkname: outside }, { name: 'out/pwned', body: 'x' }]);
+    await expectRefused(backupFile(archive), /symlink to the absolute path/);
+  });
+
+  it.each([['../..'], ['..'], ['sub/../..'], ['a/../b']])('a symlink whose target climbs: %s', async (target) => {
+    const archive = tgz([replaceA, { name: 'up', type: '2', linkname: target }, { name: 'up/outside/pwned', body: 'x' }]);
+    await expectRefused(backupFile(archive), /climbs with '\.\.'/);
+  });
+
+  it('a chain of links that each look inside the volume: d -> sub/.., e -> d/..', async () => {
+    const archive = tgz([
+      replaceA,
+      { name: 'sub/', type: '5' },
+      { name: 'd', type: '2', linkname: 'sub/..' },
+      { name: 'e', type: '2', linkname: 'd/..' },
+      { name: 'e/outside/pwned', body: 'x' },
+    ]);
+    await expectRefused(backupFile(archive), /'d' is a symlink to 'sub\/\.\.', which climbs/);
+  });
+
+  it('a file written through a symlink to a directory of the same archive', async () => {
+    const archive = tgz([
+      replaceA,
+      { name: 'real/', type: '5' },
+      { name: 'lnk', type: '2', linkname: 'real' },
+      { name: 'lnk/f', body: 'through the link' },
+    ]);
+    await expectRefused(backupFile(archive), /'lnk\/f' goes through the symlink 'lnk'/);
+  });
+
+  it.each([
+    ['a character device', '3', /is a device file/],
+    ['a block device', '4', /is a device file/],
+    ['a FIFO', '6', /is a FIFO/],
+    ['a sparse file', 'S', /unsupported type/],
+    ['an unknown entry type', 'Z', /unsupported type/],
+  ])('%s', async (_label, type, reason) => {
+    await expectRefused(backupFile(tgz([replaceA, { name: 'special', type }])), reason);
+  });
+
+  it('a file entry over the volume root, and a directory and a file at the same path', async () => {
+    await expectRefused(backupFile(tgz([replaceA, { name: '.', type: '0', body: 'x' }])), /would replace the volume itself/);
+    await expectRefused(
+      backupFile(tgz([replaceA, { name: './', type: '2', linkname: 'dir' }])),
+      /would replace the volume itself/,
+    );
+    await expectRefused(
+      backupFile(tgz([replaceA, { name: 'x/', type: '5' }, { name: 'x', body: 'file' }])),
+      /would replace a directory of the same archive/,
+    );
+    await expectRefused(
+      backupFile(tgz([replaceA, { name: 'x', body: 'file' }, { name: 'x/y', body: 'under a file' }])),
+      /to be a directory/,
+    );
+  });
+
+  it('a truncated gzip stream', async () => {
+    const { file } = await archiveOf({ 'a.txt': 'new a', 'big.bin': randomBytes(64 * 1024).toString('hex') });
+    const whole = fs.readFileSync(file);
+    await expectRefused(backupFile(whole.subarray(0, Math.floor(whole.length / 2)), 'cut.tar.gz'), /corrupt/);
+    // A gzip stream missing only its 8-byte trailer (CRC and length) is still refused.
+    await expectRefused(backupFile(whole.subarray(0, whole.length - 8), 'trailer.tar.gz'), /corrupt/);
+  });
+
+  it('garbage bytes, and gzip of garbage', async () => {
+    await expectRefused(backupFile(randomBytes(4096), 'garbage.tar.gz'), /corrupt/);
+    await expectRefused(backupFile(gzipSync(randomBytes(4096)), 'gzipped-garbage.tar.gz'), /corrupt/);
+    await expectRefused(backupFile(Buffer.alloc(0), 'empty-file.tar.gz'), /corrupt|truncated/);
+  });
+
+  it('a tar stream cut in the middle of a file, or missing its end-of-archive marker', async () => {
+    const tar = rawTar([replaceA, { name: 'big.bin', body: randomBytes(5000) }]);
+    await expectRefused(backupFile(gzipSync(tar.subarray(0, 512 * 4)), 'mid-file.tar.gz'), /corrupt|truncated/);
+    await expectRefused(backupFile(tgz([replaceA], { end: false }), 'no-end.tar.gz'), /truncated/);
+  });
+
+  it('a header with a bad checksum', async () => {
+    const tar = rawTar([replaceA, { name: 'b.txt', body: 'b' }]);
+    tar[512 * 2 + 10] ^= 0x01; // a byte of the second header's name
+    await expectRefused(backupFile(gzipSync(tar), 'checksum.tar.gz'), /corrupt: checksum failure/);
+  });
+});
+
+describe('restoreArchive restores', () => {
+  it('with truncate false: archived files come back and overwrite, the others stay', async () => {
+    const { file, sha1: digest } = await archiveOf({ 'a.txt': 'backup a', 'dir/c.txt': 'backup c', 'new/d.txt': 'backup d' });
+    await restoreArchive({ archivePath: file, volumeDir: volume, expectedSha1: digest, truncate: false });
+    expect(snapshot(volume, { mtimes: false })).toEqual({
+      'a.txt': 'file 644 "backup a"',
+      'dir/': 'dir 755',
+      'dir/b.txt': 'file 644 "original b"',
+      'dir/c.txt': 'file 644 "backup c"',
+      'keep.txt': 'file 644 "kept"',
+      'new/': 'dir 755',
+      'new/d.txt': 'file 644 "backup d"',
+    });
+    expect(stagingLeftovers()).toEqual([]);
+  });
+
+  it('with truncate true: the volume becomes exactly the archive, the volume folder itself stays', async () => {
+    // The folder keeps its own mode: it was emptied, not replaced (it may be a mount point, or a process's cwd).
+    fs.chmodSync(volume, 0o711);
+    const inode = fs.statSync(volume).ino;
+    const { file, sha1: digest } = await archiveOf({ 'a.txt': 'backup a', 'dir/c.txt': 'backup c', 'empty/': '' });
+    await restoreArchive({ archivePath: file, volumeDir: volume, expectedSha1: digest, truncate: true });
+    expect(snapshot(volume, { mtimes: false })).toEqual({
+      'a.txt': 'file 644 "backup a"',
+      'dir/': 'dir 755',
+      'dir/c.txt': 'file 644 "backup c"',
+      'empty/': 'dir 755',
+    });
+    expect(fs.statSync(volume).ino).toBe(inode);
+    expect(fs.statSync(volume).mode & 0o7777).toBe(0o711);
+    expect(stagingLeftovers()).toEqual([]);
+  });
+
+  it('round trip: folders, empty folders, modes, unicode and long names, symlinks, hard links, a large file', async () => {
+    const source = path.join(root, 'source');
+    const large = randomBytes(3 * 1024 * 1024 + 123);
+    write(path.join(source, 'start.sh'), '#!/bin/sh\n', 0o755);
+    write(path.join(source, 'suid'), 'setuid', 0o4755);
+    write(path.join(source, 'private.key'), 'secret', 0o600);
+    write(path.join(source, 'world', 'region', 'r.0.0.mca'), large);
+    fs.mkdirSync(path.join(source, 'empty', 'deeper'), { recursive: true });
+    fs.chmodSync(path.join(source, 'empty'), 0o750);
+    write(path.join(source, 'ünïcødé', 'fïlé 名前 🦜.txt'), 'unicode');
+    const longDir = path.join(source, 'd'.repeat(120), 'e'.repeat(120));
+    write(path.join(longDir, `${'f'.repeat(200)}.txt`), 'long');
+    fs.symlinkSync('world/region', path.join(source, 'regions'));
+    fs.symlinkSync('dangling-target', path.join(source, 'dangling'));
+    write(path.join(source, 'empty-file'), '');
+    for (let i = 0; i < 300; i += 1) write(path.join(source, 'many', String(i % 7), `f${i}.txt`), `file ${i}`);
+    write(path.join(source, 'hard1'), 'linked');
+    fs.linkSync(path.join(source, 'hard1'), path.join(source, 'hard2'));
+
+    const archivePath = path.join(backups, 'round.tar.gz');
+    const result = await createArchive({ volumeDir: source, archivePath, ignore: [] });
+    const bytes = fs.readFileSync(archivePath);
+    expect(result).toEqual({ sha1: sha1(bytes), bytes: bytes.length });
+    // GNU tar reads it too.
+    const listed = execFileSync('tar', ['-tzf', archivePath], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    expect(listed).toContain('ünïcødé/fïlé 名前 🦜.txt');
+    expect(listed).toContain(`${'d'.repeat(120)}/${'e'.repeat(120)}/${'f'.repeat(200)}.txt`);
+    expect(listed).toContain('hard2');
+
+    const target = path.join(root, 'target');
+    fs.mkdirSync(target);
+    await restoreArchive({ archivePath, volumeDir: target, expectedSha1: result.sha1, truncate: false });
+    const expected = snapshot(source, { mtimes: false });
+    expected['suid'] = 'file 755 "setuid"';
+    expect(snapshot(target, { mtimes: false })).toEqual(expected);
+    expect(fs.statSync(path.join(target, 'start.sh')).mtimeMs).toBe(
+      Math.floor(fs.statSync(path.join(source, 'start.sh')).mtimeMs / 1000) * 1000,
+    );
+    // Hard links come back as two separate files.
+    expect(fs.statSync(path.join(target, 'hard1')).ino).not.toBe(fs.statSync(path.join(target, 'hard2')).ino);
+  });
+
+  it('an empty volume backup restores (truncate empties the volume)', async () => {
+    const empty = path.join(root, 'empty-volume');
+    fs.mkdirSync(empty);
+    const archivePath = path.join(backups, 'empty.tar.gz');
+    const result = await createArchive({ volumeDir: empty, archivePath, ignore: [] });
+    await restoreArchive({ archivePath, volumeDir: volume, expectedSha1: result.sha1, truncate: false });
+    expect(Object.keys(snapshot(volume))).toEqual(['a.txt', 'dir/', 'dir/b.txt', 'keep.txt']);
+    await restoreArchive({ archivePath, volumeDir: volume, expectedSha1: result.sha1, truncate: true });
+    expect(fs.readdirSync(volume)).toEqual([]);
+  });
+
+  it('a file before its parent directory entry; directory modes; setuid, setgid and sticky bits removed', async () => {
+    const archive = tgz([
+      { name: 'late/inner/file.txt', body: 'first', mode: 0o6755 },
+      { name: 'late/', type: '5', mode: 0o750 },
+      { name: 'sticky/', type: '5', mode: 0o1777 },
+      { name: 'ro/', type: '5', mode: 0o555 },
+      { name: 'ro/file', body: 'in a read-only folder', mode: 0o444 },
+    ]);
+    await restoreArchive({ archivePath: backupFile(archive), volumeDir: volume, expectedSha1: null, truncate: true });
+    expect(snapshot(volume, { mtimes: false })).toEqual({
+      'late/': 'dir 750',
+      'late/inner/': 'dir 755',
+      'late/inner/file.txt': 'file 755 "first"',
+      // The owner always keeps rwx on restored folders (docs/RESTORE.md).
+      'ro/': 'dir 755',
+      'ro/file': 'file 444 "in a read-only folder"',
+      'sticky/': 'dir 777',
+    });
+  });
+
+  it('archives made by GNU tar and node-tar, with a later duplicate entry winning', async () => {
+    const source = path.join(root, 'gnu');
+    write(path.join(source, 'x'.repeat(150), 'file.txt'), 'gnu long name');
+    write(path.join(source, 'plain.txt'), 'plain');
+    const gnuArchive = path.join(backups, 'gnu.tar.gz');
+    execFileSync('tar', ['-czf', gnuArchive, '--format=gnu', '-C', source, '.']);
+    await restoreArchive({ archivePath: gnuArchive, volumeDir: volume, expectedSha1: null, truncate: true });
+    expect(snapshot(volume, { mtimes: false })).toEqual({
+      'plain.txt': 'file 644 "plain"',
+      [`${'x'.repeat(150)}/`]: 'dir 755',
+      [`${'x'.repeat(150)}/file.txt`]: 'file 644 "gnu long name"',
+    });
+
+    const nodeTarArchive = path.join(backups, 'node-tar.tar.gz');
+    await createTar({ gzip: true, file: nodeTarArchive, cwd: source, portable: true }, ['plain.txt']);
+    await restoreArchive({ archivePath: nodeTarArchive, volumeDir: volume, expectedSha1: null, truncate: true });
+    expect(Object.keys(snapshot(volume))).toEqual(['plain.txt']);
+
+    const duplicate = tgz([
+      { name: 'dup.txt', body: 'first' },
+      { name: 'dup.txt', body: 'second' },
+      { name: 'lnk', type: '2', linkname: 'dup.txt' },
+      { name: 'lnk', body: 'a file replaces the earlier symlink' },
+    ]);
+    await restoreArchive({ archivePath: backupFile(duplicate), volumeDir: volume, expectedSha1: null, truncate: true });
+    expect(snapshot(volume, { mtimes: false })).toEqual({
+      'dup.txt': 'file 644 "second"',
+      lnk: 'file 644 "a file replaces the earlier symlink"',
+    });
+  });
+
+  it('never follows a symlink the server made in the volume: it is replaced, its target untouched', async () => {
+    fs.symlinkSync(outside, path.join(volume, 'data'));
+    fs.symlinkSync('../outside', path.join(volume, 'relative'));
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(volume, 'config.yml'));
+    fs.symlinkSync(outside, path.join(volume, 'dir', 'nested'));
+    const outsideBefore = snapshot(outside);
+    const { file, sha1: digest } = await archiveOf({
+      'data/file': 'restored into data',
+      'relative/secret.txt': 'not the outside secret',
+      'config.yml': 'restored config',
+      'dir/nested/deeper/f': 'nested',
+    });
+    for (const truncate of [false, true]) {
+      if (truncate) fs.symlinkSync(outside, path.join(volume, 'stale-link'));
+      await restoreArchive({ archivePath: file, volumeDir: volume, expectedSha1: digest, truncate });
+      expect(snapshot(outside)).toEqual(outsideBefore);
+      expect(fs.lstatSync(path.join(volume, 'data')).isDirectory()).toBe(true);
+      expect(fs.readFileSync(path.join(volume, 'data', 'file'), 'utf8')).toBe('restored into data');
+      expect(fs.readFileSync(path.join(volume, 'relative', 'secret.txt'), 'utf8')).toBe('not the outside secret');
+      expect(fs.lstatSync(path.join(volume, 'config.yml')).isFile()).toBe(true);
+      expect(fs.lstatSync(path.join(volume, 'dir', 'nested')).isDirectory()).toBe(true);
+      expect(fs.existsSync(path.join(volume, 'stale-link'))).toBe(false);
+    }
+    expect(fs.readdirSync(root).sort()).toEqual(['backups', 'outside', 'volume']);
+  });
+
+  it('replaces a directory with a file and a file with a directory', async () => {
+    const { file } = await archiveOf({ dir: 'now a file', 'a.txt/inside': 'now a folder' });
+    await restoreArchive({ archivePath: file, volumeDir: volume, expectedSha1: null, truncate: false });
+    expect(snapshot(volume, { mtimes: false })).toEqual({
+      'a.txt/': 'dir 755',
+      'a.txt/inside': 'file 644 "now a folder"',
+      dir: 'file 644 "now a file"',
+      'keep.txt': 'file 644 "kept"',
+    });
+  });
+});
+
+describe('the merge into the volume', () => {
+  /** A staged tree as an extraction leaves it. */
+  function stage(into: string): void {
+    write(path.join(into, 'a.txt'), 'staged a');
+    write(path.join(into, 'dir', 'b.txt'), 'staged b');
+    write(path.join(into, 'dir', 'new.txt'), 'staged new');
+    write(path.join(into, 'link', 'inside.txt'), 'replaces the link');
+    write(path.join(into, 'z.txt'), 'staged z');
+  }
+
+  it('undoes a merge that fails at any step, leaving the volume exactly as it was', async () => {
+    for (const truncate of [false, true]) {
+      fs.rmSync(volume, { recursive: true, force: true });
+      write(path.join(volume, 'a.txt'), 'original a');
+      write(path.join(volume, 'dir', 'b.txt'), 'original b');
+      write(path.join(volume, 'keep.txt'), 'kept');
+      fs.symlinkSync(outside, path.join(volume, 'link'));
+      fs.chmodSync(path.join(volume, 'dir'), 0o700);
+      const before = snapshot(volume);
+      let completed = false;
+      for (let failAt = 1; !completed; failAt += 1) {
+        expect(failAt).toBeLessThan(50);
+        const work = fs.mkdtempSync(path.join(root, '.restore-test-'));
+        stage(path.join(work, 'tree'));
+        fs.mkdirSync(path.join(work, 'displaced'));
+        let steps = 0;
+        const step = async () => {
+          steps += 1;
+          if (steps === failAt) throw Object.assign(new Error('EIO: simulated failure'), { code: 'EIO' });
+        };
+        const operations: MergeOperations = {
+          rename: async (from, to) => {
+            await step();
+            await fs.promises.rename(from, to);
+          },
+          chmod: async (target, mode) => {
+            await step();
+            await fs.promises.chmod(target, mode);
+          },
+        };
+        const merge = new VolumeMerge(volume, path.join(work, 'displaced'), operations);
+        try {
+          if (truncate) await merge.emptyVolume();
+          await merge.mergeFrom(path.join(work, 'tree'));
+          completed = true;
+        } catch (err) {
+          expect((err as Error).message).toContain('simulated');
+          expect(await merge.rollback()).toBe(true);
+          expect(snapshot(volume), `truncate=${truncate}, failing step ${failAt}`).toEqual(before);
+        }
+        fs.rmSync(work, { recursive: true });
+      }
+      // The last round ran to the end: the link was replaced, never followed.
+      expect(fs.readFileSync(path.join(volume, 'link', 'inside.txt'), 'utf8')).toBe('replaces the link');
+      expect(fs.readdirSync(outside)).toEqual(['secret.txt']);
+    }
+  });
+});
+
+describe('createArchive', () => {
+  it('skips ignored paths (gitignore syntax) and stores symlinks without following them', async () => {
+    const source = path.join(root, 'source');
+    for (const name of [
+      'server.log',
+      'keep.log',
+      'logs/old.log',
+      'cache/x.bin',
+      'sub/cache/y.bin',
+      'sub/run.txt',
+      'other/cache',
+      'build/out',
+      'src/build/kept',
+    ]) {
+      write(path.join(source, name), name);
+    }
+    fs.symlinkSync(outside, path.join(source, 'outside-link'));
+    const archivePath = path.join(backups, 'ignore.tar.gz');
+    await createArchive({
+      volumeDir: source,
+      archivePath,
+      ignore: ['*.log', 'cache/', '!keep.log', '/build', '', '# a comment'],
+    });
+    expect(archiveNames(archivePath)).toEqual([
+      { path: 'keep.log', type: 'File' },
+      { path: 'logs/', type: 'Directory' },
+      { path: 'other/', type: 'Directory' },
+      // `cache/` matches folders only: a file named cache stays.
+      { path: 'other/cache', type: 'File' },
+      { path: 'outside-link', type: 'SymbolicLink' },
+      { path: 'src/', type: 'Directory' },
+      // `/build` is anchored to the volume root.
+      { path: 'src/build/', type: 'Directory' },
+      { path: 'src/build/kept', type: 'File' },
+      { path: 'sub/', type: 'Directory' },
+      { path: 'sub/run.txt', type: 'File' },
+    ]);
+  });
+
+  it('skips FIFOs and other special files instead of failing', async () => {
+    const source = path.join(root, 'source');
+    write(path.join(source, 'world.dat'), 'data');
+    execFileSync('mkfifo', [path.join(source, 'console.pipe')]);
+    const archivePath = path.join(backups, 'fifo.tar.gz');
+    await createArchive({ volumeDir: source, archivePath, ignore: [] });
+    expect(archiveNames(archivePath)).toEqual([{ path: 'world.dat', type: 'File' }]);
+  });
+
+  it('leaves no file at archivePath, and no temporary file, when it fails or is aborted', async () => {
+    const archivePath = path.join(backups, 'failed.tar.gz');
+    await expect(createArchive({ volumeDir: path.join(root, 'missing'), archivePath, ignore: [] })).rejects.toThrow(/ENOENT/);
+    expect(fs.readdirSync(backups)).toEqual([]);
+
+    await expect(createArchive({ volumeDir: volume, archivePath, ignore: [], signal: AbortSignal.abort() })).rejects.toThrow();
+    expect(fs.readdirSync(backups)).toEqual([]);
+
+    write(path.join(volume, 'big.bin'), randomBytes(8 * 1024 * 1024));
+    const controller = new AbortController();
+    const pending = createArchive({ volumeDir: volume, archivePath, ignore: [], signal: controller.signal });
+    // Abort once the temporary file is being written.
+    while (!fs.readdirSync(backups).some((name) => name.endsWith('.partial'))) await new Promise((r) => setTimeout(r, 1));
+    controller.abort();
+    await expect(pending).rejects.toThrow(/abort/i);
+    expect(fs.readdirSync(backups)).toEqual([]);
+
+    // An existing archive is only ever replaced by a complete one.
+    fs.writeFileSync(archivePath, 'previous');
+    await expect(createArchive({ volumeDir: path.join(root, 'missing'), archivePath, ignore: [] })).rejects.toThrow();
+    expect(fs.readdirSync(backups)).toEqual(['failed.tar.gz']);
+    expect(fs.readFileSync(archivePath, 'utf8')).toBe('previous');
+  });
+});

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import type { AppDeps } from '../../src/app.js';
+import type { ServerRow, ServerStatus, UserRow } from '../../src/db/schema.js';
+import { createUser } from '../../src/modules/users/users.repository.js';
+import { createApiKey } from '../../src/modules/keys/keys.service.js';
+import { createServer } from '../../src/modules/servers/servers.service.js';
+
+const unique = () => randomBytes(5).toString('hex');
+
+export interface UserWithToken {
+  user: UserRow;
+  token: string;
+}
+
+/** Fresh rows for one test: every call makes new users, keys and servers with new UUIDs. */
+export class Factories {
+  constructor(private readonly deps: AppDeps) {}
+
+  async user(opts: { admin?: boolean; allowedIps?: string[] } = {}): Promise<UserWithToken> {
+    const name = `user_${unique()}`;
+    const user = await createUser(this.deps.db, {
+      username: name,
+      email: `${name}@example.test`,
+      rootAdmin: opts.admin ?? false,
+      now: this.deps.clock.now(),
+    });
+    const { token } = await createApiKey(this.deps.db, {
+      userId: user.id,
+      description: 'test',
+      allowedIps: opts.allowedIps ?? [],
+      now: this.deps.clock.now(),
+    });
+    return { user, token };
+  }
+
+  async server(
+    owner: UserRow,
+    opts: { name?: string; startup?: string; stopCommand?: string; backupLimit?: number; status?: ServerStatus } = {},
+  ): Promise<ServerRow> {
+    const server = await createServer(this.deps.db, this.deps.daemon, {
+      ownerId: owner.id,
+      name: opts.name ?? `server ${unique()}`,
+      startup: opts.startup ?? null,
+      stopCommand: opts.stopCommand ?? null,
+      ...(opts.backupLimit !== undefined ? { backupLimit: opts.backupLimit } : {}),
+      now: this.deps.clock.now(),
+    });
+    if (opts.status) await this.setStatus(server, opts.status);
+    return { ...server, status: opts.status ?? null };
+  }
+
+  /** An owner with a token and a server of theirs. */
+  async ownedServer(opts: Parameters<Factories['server']>[1] = {}) {
+    const owner = await this.user();
+    const server = await this.server(owner.user, opts);
+    return { owner, server };
+  }
+
+  async subuser(server: ServerRow, permissions: string[]): Promise<UserWithToken> {
+    const sub = await this.user();
+    await this.deps.db
+      .insertInto('subusers')
+      .values({ server_id: server.id, user_id: sub.user.id, permissions: JSON.stringify(permissions), created_at: this.deps.clock.now() })
+      .execute();
+    return sub;
+  }
+
+  async setStatus(server: ServerRow, status: ServerStatus | null) {
+    await this.deps.db.updateTable('servers').set({ status }).where('id', '=', server.id).execute();
+  }
+}
