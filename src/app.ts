@@ -12,6 +12,7 @@ import { registerClientGuard } from './http/client-guard.js';
 import { CLIENT_PREFIX } from './http/routes.js';
 import { registerServerRoutes } from './modules/servers/servers.routes.js';
 import { registerScheduleRoutes } from './modules/schedules/schedules.routes.js';
+import { registerScheduleExecuteRoute } from './modules/schedules/schedules.execute.js';
 import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
 import { registerActivityRoutes } from './modules/activity/activity.routes.js';
 import { registerBackupRoutes } from './modules/backups/backups.routes.js';
@@ -82,6 +83,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 
   registerServerRoutes(app, deps);
   registerScheduleRoutes(app, deps);
+  registerScheduleExecuteRoute(app, deps);
   registerTaskRoutes(app, deps);
   registerActivityRoutes(app, deps);
   registerBackupRoutes(app, deps);

@@ -1,11 +1,13 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { DatabaseHandle } from './database.js';
 import { initialMigration } from './migrations/001_initial.js';
+import { schedulerMigration } from './migrations/003_scheduler.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
   return {
     '001_initial': initialMigration(handle.dialect),
+    '003_scheduler': schedulerMigration(handle.dialect),
   };
 }
 

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Client as JsPteroClient } from 'jspteroapi';
+// jspteroapi defines task methods but does not attach them to Client; they are what its users call.
+import jsPteroSchedules from 'jspteroapi/dist/client/methods/schedule.js';
 import { PteroClient } from '@devnote-dev/pterojs';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
@@ -36,6 +38,7 @@ describeEachDatabase('existing clients', (database) => {
   it('jspteroapi: schedule create/update, task create/update, restore', async () => {
     const { owner, server } = await h.make.ownedServer();
     const client = new JsPteroClient(baseUrl, owner.token, undefined, true);
+    const tasks = new jsPteroSchedules.scheduleMethods(client);
     expect(await client.testAPI()).toBe(true);
 
     const created = await client.createSchedule(server.uuid_short, 'jsptero', '*/5', '*', '*', '*', '*', true, false);
@@ -44,10 +47,10 @@ describeEachDatabase('existing clients', (database) => {
     const edited = await client.editSchedule(server.uuid_short, created.id, { name: 'jsptero 2', hour: '3' });
     expect(edited).toMatchObject({ name: 'jsptero 2', cron: { minute: '*/5', hour: '3' } });
 
-    const task = await client.createTask(server.uuid_short, created.id, 'command', 'say hello', 30, true);
+    const task = await tasks.createTask(server.uuid_short, created.id, 'command', 'say hello', 30, true);
     expect(task).toMatchObject({ action: 'command', payload: 'say hello', time_offset: 30, continue_on_failure: true, sequence_id: 1 });
 
-    const editedTask = await client.editTask(server.uuid_short, created.id, task.id, { payload: 'say bye', timeOffset: 60 });
+    const editedTask = await tasks.editTask(server.uuid_short, created.id, task.id, { payload: 'say bye', timeOffset: 60 });
     expect(editedTask).toMatchObject({ action: 'command', payload: 'say bye', time_offset: 60 });
 
     const info = await client.getScheduleInfo(server.uuid_short, created.id);
