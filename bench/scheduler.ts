@@ -33,7 +33,6 @@ import { loadConfig } from '../src/config.js';
 import type { BackupArchive, Daemon, DaemonServer, PowerSignal, ServerState } from '../src/daemon/daemon.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { schedulerMigration } from '../src/db/migrations/003_scheduler.js';
 import { startScheduler } from '../src/scheduler/scheduler.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -134,12 +133,6 @@ async function openFresh(kind: Scenario['database'], pgUrl: string | undefined, 
 
 async function migrate(handle: DatabaseHandle) {
   await migrateToLatest(handle);
-  try {
-    await sql`select run_number from schedules where 1 = 0`.execute(handle.db);
-  } catch {
-    // Until src/db/migrate.ts lists migration 003.
-    await schedulerMigration(handle.dialect).up(handle.db as never);
-  }
 }
 
 async function seed(handle: DatabaseHandle, count: number, dueAt: number) {

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp, type AppDeps } from '../../src/app.js';
@@ -12,9 +11,7 @@ import { systemClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { LocalDaemon } from '../../src/daemon/local/local-daemon.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
-import { schedulerMigration } from '../../src/db/migrations/003_scheduler.js';
 import type { ScheduleRow, ServerRow } from '../../src/db/schema.js';
-import { registerScheduleExecuteRoute } from '../../src/modules/schedules/schedules.execute.js';
 import { startScheduler, type SchedulerDeps, type SchedulerHandle } from '../../src/scheduler/scheduler.js';
 import type { TestDatabase, TestDatabaseHandle } from '../helpers/databases.js';
 import { Factories } from '../helpers/factories.js';
@@ -23,18 +20,6 @@ import { TestClock } from '../helpers/harness.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const ECHO_SERVER = path.join(ROOT, 'test/fixtures/echo-server.mjs');
 export const ECHO_STARTUP = `node ${ECHO_SERVER}`;
-
-/**
- * Applies migration 003 when the shared migration list does not include it yet
- * (it is wired into src/db/migrate.ts separately); a no-op once it does.
- */
-export async function ensureSchedulerSchema(handle: DatabaseHandle): Promise<void> {
-  try {
-    await sql`select run_number from schedules where 1 = 0`.execute(handle.db);
-  } catch {
-    await schedulerMigration(handle.dialect).up(handle.db as never);
-  }
-}
 
 export interface SchedulerHarness {
   app: FastifyInstance;
@@ -53,7 +38,7 @@ export interface SchedulerHarness {
 
 /**
  * The shared harness's set-up (a real app on a fresh database and DATA_DIR),
- * plus the execute route (until app.ts registers it) and schedulers that are
+ * plus schedulers that are
  * stopped after each test. The app's own clock is a TestClock; schedulers run
  * on the real clock by default, because time offsets are waited out for real.
  */
@@ -63,7 +48,6 @@ export function useSchedulerHarness(database: TestDatabase, env: Record<string, 
   beforeAll(async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-sched-'));
     const db = await database.open();
-    await ensureSchedulerSchema(db);
     const config = loadConfig({
       DATA_DIR: dataDir,
       DATABASE_URL: db.url,
@@ -78,9 +62,6 @@ export function useSchedulerHarness(database: TestDatabase, env: Record<string, 
     const jobs = new BackgroundJobs({ error: () => {} });
     const deps: AppDeps = { db: db.db, dialect: db.dialect, config, clock, daemon, jobs };
     const app = await buildApp(deps, { logger: false });
-    if (!app.hasRoute({ method: 'POST', url: '/api/client/servers/:server/schedules/:schedule/execute' })) {
-      registerScheduleExecuteRoute(app, deps);
-    }
     await app.ready();
     Object.assign(h, {
       app,
