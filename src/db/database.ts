@@ -16,6 +16,8 @@ export interface DatabaseHandle {
   dialect: DialectName;
   /** The PostgreSQL schema this handle works in, when not the default. */
   schema?: string;
+  /** The SQLite database file (absent for PostgreSQL and `:memory:`). */
+  file?: string;
   close(): Promise<void>;
 }
 
@@ -37,7 +39,7 @@ function openSqlite(file: string): DatabaseHandle {
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  return { db, dialect: 'sqlite', ...(file !== ':memory:' ? { file: path.resolve(file) } : {}), close: () => db.destroy() };
 }
 
 function openPostgres(url: string, max: number, searchPath?: string): DatabaseHandle {
