@@ -99,3 +99,7 @@ export function ipAllowed(allowedIps: string[], ip: string): boolean {
   const mapped = ip.startsWith('::ffff:') && net.isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
   return list.check(mapped, net.isIP(mapped) === 6 ? 'ipv6' : 'ipv4');
 }
+
+export async function findApiKeyByIdentifier(db: Queryable, identifier: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('identifier', '=', identifier).executeTakeFirst();
+}

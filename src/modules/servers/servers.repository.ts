@@ -51,3 +51,18 @@ export function visibleServersQuery(db: Queryable, user: UserRow) {
 export async function setServerStatus(db: Queryable, serverId: number, status: ServerStatus | null, now: number) {
   await db.updateTable('servers').set({ status, updated_at: now }).where('id', '=', serverId).execute();
 }
+
+/**
+ * Sets the status an operator chose, unless a restore holds the server (it sets
+ * and clears `restoring_backup` itself). One statement, so a restore that
+ * starts meanwhile is never overwritten. False when the server is restoring.
+ */
+export async function setServerStatusUnlessRestoring(db: Queryable, serverId: number, status: ServerStatus | null, now: number) {
+  const result = await db
+    .updateTable('servers')
+    .set({ status, updated_at: now })
+    .where('id', '=', serverId)
+    .where((eb) => eb.or([eb('status', 'is', null), eb('status', '!=', 'restoring_backup')]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

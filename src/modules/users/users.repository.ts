@@ -36,3 +36,17 @@ export async function findUserById(db: Queryable, id: number): Promise<UserRow |
 export async function findUserByUuid(db: Queryable, uuid: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('uuid', '=', uuid).executeTakeFirst();
 }
+
+/** Which of `username` and `email` another user already has, compared case-insensitively; null when neither. */
+export async function findTakenUserField(db: Queryable, username: string, email: string): Promise<'username' | 'email' | null> {
+  const rows = await db
+    .selectFrom('users')
+    .select(['username', 'email'])
+    .where((eb) =>
+      eb.or([eb(eb.fn('lower', ['username']), '=', username.toLowerCase()), eb(eb.fn('lower', ['email']), '=', email.toLowerCase())]),
+    )
+    .limit(2)
+    .execute();
+  if (rows.some((r) => r.username.toLowerCase() === username.toLowerCase())) return 'username';
+  return rows.length > 0 ? 'email' : null;
+}

@@ -1,0 +1,120 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { sql } from 'kysely';
+import type { Clock } from './clock.js';
+import type { Daemon } from './daemon/daemon.js';
+import type { Database, DialectName, Queryable } from './db/database.js';
+import { createApiKey } from './modules/keys/keys.service.js';
+import { createServer } from './modules/servers/servers.service.js';
+import { createUser } from './modules/users/users.repository.js';
+
+/**
+ * First start (CONTRACT.md): against a database with no users, create the root
+ * admin, a server to try things on and a client API key, so that a fresh
+ * `npm start` can be used at once.
+ */
+export const BOOTSTRAP_USERNAME = 'admin';
+export const BOOTSTRAP_EMAIL = 'admin@localhost';
+export const BOOTSTRAP_SERVER_NAME = 'demo';
+export const INITIAL_KEY_FILE = 'initial-api-key';
+
+export interface BootstrapDeps {
+  db: Database;
+  dialect: DialectName;
+  daemon: Daemon;
+  clock: Clock;
+}
+
+export interface InitialCredentials {
+  username: string;
+  email: string;
+  serverIdentifier: string;
+  token: string;
+}
+
+/**
+ * Creates the first admin, server and key when the database has no users at all;
+ * returns null (and changes nothing) otherwise. Safe when several instances
+ * start together: the check and the inserts share a transaction that holds the
+ * database's write lock (SQLite) or an advisory lock (PostgreSQL) from its start.
+ */
+export async function bootstrapFirstStart(deps: BootstrapDeps): Promise<InitialCredentials | null> {
+  if (await hasUsers(deps.db)) return null;
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      await lockForBootstrap(trx, deps.dialect);
+      if (await hasUsers(trx)) return null;
+      const now = deps.clock.now();
+      const user = await createUser(trx, { username: BOOTSTRAP_USERNAME, email: BOOTSTRAP_EMAIL, rootAdmin: true, now });
+      const server = await createServer(trx, deps.daemon, { ownerId: user.id, name: BOOTSTRAP_SERVER_NAME, now });
+      const { token } = await createApiKey(trx, {
+        userId: user.id,
+        description: 'Initial key (created on first start)',
+        allowedIps: [],
+        now,
+      });
+      return { username: user.username, email: user.email, serverIdentifier: server.uuid_short, token };
+    });
+  } catch (err) {
+    // Whatever the locks, a competing first start that won is not a failure of ours.
+    if (await hasUsers(deps.db)) return null;
+    throw err;
+  }
+}
+
+async function hasUsers(db: Queryable): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Serialises first starts: taken before the "no users yet" check, held until commit. */
+async function lockForBootstrap(trx: Queryable, dialect: DialectName): Promise<void> {
+  switch (dialect) {
+    case 'postgres':
+      await sql`select pg_advisory_xact_lock(hashtext('quetzal.bootstrap'))`.execute(trx);
+      return;
+    case 'sqlite':
+      // A write as the transaction's first statement takes the write lock (waiting on
+      // busy_timeout), so the check below reads what any other first start committed.
+      await trx
+        .updateTable('users')
+        .set({ root_admin: 1 })
+        .where(sql<boolean>`0 = 1`)
+        .execute();
+      return;
+  }
+}
+
+/** Writes `$DATA_DIR/initial-api-key` (the token and a newline), readable by this user only. */
+export function writeInitialKeyFile(dataDir: string, token: string): string {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, INITIAL_KEY_FILE);
+  const fd = fs.openSync(file, 'w', 0o600);
+  try {
+    // The mode above applies only when the file is new.
+    fs.fchmodSync(fd, 0o600);
+    fs.writeSync(fd, `${token}\n`);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return file;
+}
+
+/**
+ * The one time the key is shown. Written straight to standard output, not
+ * through the logger, so that no log level hides it.
+ */
+export function initialKeyAnnouncement(credentials: InitialCredentials, url: string, keyFile: string): string {
+  return [
+    '',
+    `Quetzal first start: created the root admin "${credentials.username}" (${credentials.email}),`,
+    `the server "${BOOTSTRAP_SERVER_NAME}" (${credentials.serverIdentifier}) and a client API key:`,
+    '',
+    `    ${credentials.token}`,
+    '',
+    `It is shown only this once; it is also in ${keyFile}. Try it:`,
+    '',
+    `    curl -H "Authorization: Bearer ${credentials.token}" -H "Accept: application/json" ${url}/api/client`,
+    '',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,24 @@
+import type { CliCommand } from '../command.js';
+import type { ServiceCommand } from './service.js';
+
+/**
+ * Every admin command by name (CONTRACT.md). Each is loaded only when asked for:
+ * `user:create` should not pay for loading the HTTP app.
+ */
+export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | ServiceCommand>>> = {
+  migrate: async () => (await import('./migrate.js')).command,
+  serve: async () => (await import('./serve.js')).command,
+  worker: async () => (await import('./worker.js')).command,
+  'user:create': async () => (await import('./user-create.js')).command,
+  'server:create': async () => (await import('./server-create.js')).command,
+  'server:status': async () => (await import('./server-status.js')).command,
+  'key:create': async () => (await import('./key-create.js')).command,
+  'key:revoke': async () => (await import('./key-revoke.js')).command,
+  'subuser:add': async () => (await import('./subuser-add.js')).command,
+  'backup:create': async () => (await import('./backup-create.js')).command,
+  'backup:import': async () => (await import('./backup-import.js')).command,
+};
+
+export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {
+  return 'service' in command && command.service === true;
+}

@@ -1,0 +1,126 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import { BackgroundJobs } from './background.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { LocalDaemon } from './daemon/local/local-daemon.js';
+import type { DatabaseHandle } from './db/database.js';
+import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
+
+/**
+ * The long-running service: the HTTP API and/or the scheduler over an open,
+ * migrated database and a local daemon. `quetzal serve` and `quetzal worker`
+ * (src/cli/commands) start it and stop it on SIGINT/SIGTERM.
+ */
+export interface ServiceDeps {
+  config: Config;
+  database: DatabaseHandle;
+  daemon: LocalDaemon;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface ServiceOptions {
+  /** Serve the HTTP API on HOST:PORT. */
+  api: boolean;
+  /** Run the scheduler in this process. */
+  scheduler: boolean;
+}
+
+export interface RunningService {
+  /** Where the API listens (the real port when PORT=0); undefined without the API. */
+  readonly url: string | undefined;
+  readonly app: FastifyInstance | undefined;
+  readonly scheduler: SchedulerHandle | undefined;
+  /** Graceful: stop accepting, stop the scheduler, let background work finish, stop processes. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Something started alongside the service that must be stopped with it. */
+interface Stoppable {
+  stop(): Promise<void> | void;
+}
+
+export async function startService(deps: ServiceDeps, options: ServiceOptions): Promise<RunningService> {
+  const { config, database, daemon, clock, logger } = deps;
+  // Stops processes an instance that died left behind, and creates the daemon's folders.
+  await daemon.start();
+  const jobs = new BackgroundJobs(logger);
+
+  let scheduler: SchedulerHandle | undefined;
+  let app: FastifyInstance | undefined;
+  let url: string | undefined;
+  const extras: Stoppable[] = [];
+
+  let stopped: Promise<void> | undefined;
+  const shutdown = async () => {
+    // Stop accepting first (in-flight requests finish), then stop claiming runs.
+    if (app) await settle(logger, 'http server', app.close());
+    if (scheduler) await settle(logger, 'scheduler', scheduler.stop());
+    for (const extra of extras) await settle(logger, 'background task', Promise.resolve(extra.stop()));
+    // A restore or backup in flight finishes (or fails) before its files go away.
+    await jobs.idle();
+    await settle(logger, 'daemon', daemon.close());
+  };
+
+  try {
+    if (options.api) {
+      app = await buildApp({
+        db: database.db,
+        dialect: database.dialect,
+        config,
+        clock,
+        daemon,
+        jobs,
+        onSchedulesChanged: () => scheduler?.wake(),
+      });
+      await app.listen({ host: config.host, port: config.port });
+      url = listeningUrl(config, app.server.address() as AddressInfo);
+      logger.info({ url }, 'quetzal is listening');
+    }
+    if (options.scheduler) {
+      scheduler = startScheduler({ db: database.db, dialect: database.dialect, config, clock, daemon, jobs, logger });
+      logger.info({ instance: scheduler.instanceId }, 'scheduler started');
+    }
+    // ACTIVITY PRUNER: enable once src/modules/activity exports startActivityPruner
+    // (prunes entries older than config.activityPruneDays); it must return { stop() }.
+    // extras.push(startActivityPruner({ db: database.db, clock, config, logger }));
+  } catch (err) {
+    await shutdown();
+    throw err;
+  }
+
+  return {
+    url,
+    app,
+    scheduler,
+    stop() {
+      stopped ??= shutdown();
+      return stopped;
+    },
+  };
+}
+
+/** Waits for `work`, logging (not throwing) a failure: one part failing to stop must not keep the rest running. */
+async function settle(logger: Logger, what: string, work: Promise<unknown>): Promise<void> {
+  try {
+    await work;
+  } catch (err) {
+    logger.error({ err }, `${what} did not stop cleanly`);
+  }
+}
+
+/**
+ * The URL clients reach the API at: APP_URL when it was set, otherwise the
+ * address actually bound (the real port when PORT=0; loopback for a wildcard host).
+ */
+export function listeningUrl(config: Config, address: AddressInfo): string {
+  const defaultAppUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  if (config.appUrl !== defaultAppUrl) return config.appUrl;
+  let host = address.address;
+  if (host === '0.0.0.0') host = '127.0.0.1';
+  if (host === '::') host = '::1';
+  return `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+}
