@@ -7,6 +7,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { LocalDaemon } from './daemon/local/local-daemon.js';
 import type { DatabaseHandle } from './db/database.js';
+import { schedulesChangedNotifier } from './scheduler/notify.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
 
 /**
@@ -74,7 +75,11 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
         clock,
         daemon,
         jobs,
-        onSchedulesChanged: () => scheduler?.wake(),
+        // Wakes this process's scheduler, and (PostgreSQL) every other instance's.
+        onSchedulesChanged: schedulesChangedNotifier(
+          { db: database.db, dialect: database.dialect, logger },
+          { wake: () => scheduler?.wake() },
+        ),
       });
       await app.listen({ host: config.host, port: config.port });
       url = listeningUrl(config, app.server.address() as AddressInfo);
