@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ServerState } from '../../src/daemon/daemon.js';
@@ -17,12 +18,14 @@ import {
 
 /**
  * The local daemon's process supervisor against real child processes: the
- * echo fixture (a stand-in game server) and a few shell one-liners.
+ * echo fixture (a stand-in game server) and a few shell one-liners. Other
+ * service instances sharing the run folder are supervisors in other Node
+ * processes (test/fixtures/supervisor-host.ts).
  */
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const ECHO_SERVER = path.join(ROOT, 'test/fixtures/echo-server.mjs');
-const SUPERVISOR_MODULE = path.join(ROOT, 'src/daemon/local/processes.ts');
+const HOST = path.join(ROOT, 'test/fixtures/supervisor-host.ts');
 const ECHO_STARTUP = `node ${JSON.stringify(ECHO_SERVER)}`;
 /** A server that shrugs off SIGTERM: only SIGKILL ends it. */
 const IGNORES_TERM = `trap '' TERM; echo stubborn; while :; do sleep 1; done`;
@@ -71,36 +74,107 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Another service instance: a supervisor in its own Node process (test/fixtures/supervisor-host.ts) running one server. */
+interface Host {
+  /** The host process's pid: the owner its pid file names. */
+  readonly pid: number;
+  /** The server's pid (its process group id). */
+  readonly serverPid: number;
+  /** The states its own supervisor reported, in order. */
+  readonly events: ServerState[];
+  /** What the host's supervisor says the server's state is. */
+  state(): Promise<ServerState>;
+  /** SIGKILLs the host (its server is left running, an orphan) and waits for it to be gone. */
+  crash(): Promise<void>;
+}
+
+/** Starts a host that starts `target`; resolves once the server runs there. */
+async function startHost(
+  target: SupervisedServer,
+  options: ProcessSupervisorOptions,
+  hosts: ChildProcess[],
+): Promise<Host> {
+  const child = spawn(process.execPath, ['--import', 'tsx', HOST, JSON.stringify(options), JSON.stringify(target)], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  hosts.push(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const messages: Array<Record<string, unknown>> = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    try {
+      messages.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // not ours
+    }
+  });
+  const started = () => messages.find((m) => 'started' in m);
+  await waitFor(() => started() !== undefined || child.exitCode !== null, 'the host to start its server', 15_000);
+  const serverPid = started()?.started;
+  if (typeof serverPid !== 'number') throw new Error(`the host did not start its server: ${JSON.stringify(messages)}`);
+  return {
+    pid: child.pid!,
+    serverPid,
+    get events() {
+      return messages.flatMap((m) => (typeof m.event === 'string' ? [m.event as ServerState] : []));
+    },
+    async state() {
+      const asked = messages.length;
+      child.stdin.write('state\n');
+      await waitFor(() => messages.slice(asked).some((m) => 'state' in m), 'the host to answer');
+      return messages.slice(asked).find((m) => 'state' in m)!.state as ServerState;
+    },
+    async crash() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
 /**
  * Runs a supervisor in a separate Node process, starts `target` there, then
  * SIGKILLs that process: a service that crashed and left its server running.
  * Resolves with the orphaned server's pid.
  */
-async function crashedServiceLeaving(target: SupervisedServer, dirs: { logDir: string; runDir: string }): Promise<number> {
-  const script = [
-    `import { ProcessSupervisor } from ${JSON.stringify(SUPERVISOR_MODULE)};`,
-    `const supervisor = new ProcessSupervisor(${JSON.stringify(dirs)});`,
-    `await supervisor.start(${JSON.stringify(target)});`,
-    `console.log(supervisor.pid(${JSON.stringify(target.uuid)}));`,
-    'setInterval(() => {}, 1000);',
-  ].join('\n');
-  const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => service.once('exit', resolve));
-  let out = '';
-  service.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  try {
-    await waitFor(() => /^\d+\n/.test(out) || service.exitCode !== null, 'the previous service to start its server', 15_000);
-  } finally {
-    service.kill('SIGKILL');
-    await exited;
-  }
-  const pid = Number.parseInt(out, 10);
-  if (!Number.isInteger(pid)) throw new Error(`the previous service printed no pid: ${JSON.stringify(out)}`);
-  return pid;
+async function crashedServiceLeaving(target: SupervisedServer, dirs: ProcessSupervisorOptions, hosts: ChildProcess[]): Promise<number> {
+  const host = await startHost(target, dirs, hosts);
+  await host.crash();
+  return host.serverPid;
 }
+
+/**
+ * Live processes of a server (found by the P_SERVER_UUID they were given):
+ * each copy of it is a process group of its own, so `leaders` counts copies.
+ */
+function processesOf(serverUuid: string, which: 'leaders' | 'node'): number[] {
+  return fs.readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    const pid = Number(entry);
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`P_SERVER_UUID=${serverUuid}`)) return [];
+      const matches =
+        which === 'leaders'
+          ? pgrpOf(pid) === pid
+          : path.basename(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '') === 'node';
+      return matches && isAlive(pid) ? [pid] : [];
+    } catch {
+      return []; // gone, or not ours to read
+    }
+  });
+}
+
+function pgrpOf(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[5 - 3]);
+}
+
+/** Field 22 of /proc/<pid>/stat. */
+function startTimeOf(pid: number): string {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]!;
+}
+
+const HAS_PROCFS = fs.existsSync('/proc/self/stat');
 
 describe('ProcessSupervisor', () => {
   let dir: string;
@@ -109,6 +183,7 @@ describe('ProcessSupervisor', () => {
   let runDir: string;
   let supervisors: ProcessSupervisor[];
   let strayPids: number[];
+  let hosts: ChildProcess[];
 
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-proc-'));
@@ -118,9 +193,19 @@ describe('ProcessSupervisor', () => {
     fs.mkdirSync(volumeDir);
     supervisors = [];
     strayPids = [];
+    hosts = [];
   });
 
   afterEach(async () => {
+    // Hosts first, killed outright: their servers are in strayPids.
+    await Promise.all(
+      hosts.map(async (host) => {
+        if (host.exitCode !== null || host.signalCode !== null) return;
+        const exited = new Promise((resolve) => host.once('exit', resolve));
+        host.kill('SIGKILL');
+        await exited;
+      }),
+    );
     await Promise.all(supervisors.map((s) => s.shutdownAll()));
     for (const pid of strayPids) {
       try {
@@ -139,6 +224,13 @@ describe('ProcessSupervisor', () => {
     const states: ServerState[] = [];
     s.onStateChange((_uuid, state) => states.push(state));
     return { s, logger, states };
+  }
+
+  /** Another instance, in its own process, running `target`; its server is killed after the test whatever happens. */
+  async function host(target: SupervisedServer, options: Partial<ProcessSupervisorOptions> = {}): Promise<Host> {
+    const h = await startHost(target, { logDir, runDir, stopGraceMs: 10_000, ...options }, hosts);
+    strayPids.push(h.serverPid);
+    return h;
   }
 
   function server(overrides: Partial<SupervisedServer> = {}): SupervisedServer {
@@ -171,9 +263,14 @@ describe('ProcessSupervisor', () => {
       pid: number;
       pgid: number;
       startTime: string | null;
+      owner: { pid: number; startTime: string | null; bootId: string | null };
     };
-    expect(record).toMatchObject({ pid, pgid: pid });
-    if (fs.existsSync('/proc/self/stat')) expect(record.startTime).toMatch(/^\d+$/);
+    expect(record).toMatchObject({ pid, pgid: pid, owner: { pid: process.pid } });
+    if (HAS_PROCFS) {
+      expect(record.startTime).toMatch(/^\d+$/);
+      expect(record.owner.startTime).toBe(startTimeOf(process.pid));
+      expect(record.owner.bootId).toBe(fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+    }
   });
 
   it('appends to the log across runs instead of truncating it', async () => {
@@ -425,14 +522,15 @@ describe('ProcessSupervisor', () => {
 
   it('reaps a server process left running by a service that crashed: SIGTERM first, and it may save', async () => {
     const target = server({ startup: HANDLES_TERM, stopCommand: null });
-    const pid = await crashedServiceLeaving(target, { logDir, runDir });
+    const pid = await crashedServiceLeaving(target, { logDir, runDir }, hosts);
     strayPids.push(pid);
     await waitFor(() => logOf(target.uuid).includes('up'), 'the orphan to be up');
     expect(isAlive(pid)).toBe(true);
     expect(fs.existsSync(pidFileOf(target.uuid))).toBe(true);
 
     const { s: next, logger } = supervisor({ stopGraceMs: 2_000 });
-    expect(next.state(target.uuid)).toBe('offline');
+    // Until it is reaped, the orphan is what runs on that volume.
+    expect(next.state(target.uuid)).toBe('running');
     await next.reapOrphans();
 
     expect(isAlive(pid)).toBe(false);
@@ -446,7 +544,7 @@ describe('ProcessSupervisor', () => {
 
   it('SIGKILLs an orphan that ignores SIGTERM', async () => {
     const target = server({ startup: IGNORES_TERM, stopCommand: null });
-    const pid = await crashedServiceLeaving(target, { logDir, runDir });
+    const pid = await crashedServiceLeaving(target, { logDir, runDir }, hosts);
     strayPids.push(pid);
     await waitFor(() => logOf(target.uuid).includes('stubborn'), 'the trap to be set');
 
@@ -458,17 +556,20 @@ describe('ProcessSupervisor', () => {
     expect(fs.existsSync(pidFileOf(target.uuid))).toBe(false);
   });
 
-  it('reaps what a supervisor in this process left when it was dropped without stopping', async () => {
-    const { s: previous } = supervisor();
+  it('leaves alone what another supervisor in this (live) process runs', async () => {
+    const { s: other } = supervisor();
     const target = server();
-    await previous.start(target);
+    await other.start(target);
     await waitFor(() => logOf(target.uuid).includes('ready'), 'ready line');
-    const pid = previous.pid(target.uuid)!;
+    const pid = other.pid(target.uuid)!;
+    const pidFile = fs.readFileSync(pidFileOf(target.uuid), 'utf8');
 
     const { s: next } = supervisor({ stopGraceMs: 300 });
     await next.reapOrphans();
-    await waitFor(() => !isAlive(pid), 'the orphan to be gone', 2_000);
-    expect(fs.existsSync(pidFileOf(target.uuid))).toBe(false);
+    expect(isAlive(pid)).toBe(true);
+    expect(fs.readFileSync(pidFileOf(target.uuid), 'utf8')).toBe(pidFile);
+    expect(next.state(target.uuid)).toBe('running');
+    expect(other.state(target.uuid)).toBe('running');
   });
 
   it.skipIf(!fs.existsSync('/proc/self/stat'))('leaves alone a process whose pid was recycled (other start time)', async () => {
@@ -527,6 +628,178 @@ describe('ProcessSupervisor', () => {
     await s.reapOrphans();
     expect(fs.existsSync(pidFileOf(uuid))).toBe(false);
     expect(isAlive(process.pid)).toBe(true);
+  });
+
+  describe.skipIf(!HAS_PROCFS)('several instances sharing one run folder', () => {
+    it('leaves alone, sees and drives a server another live instance runs: reap, state, start, console, stop', async () => {
+      const target = server();
+      const a = await host(target);
+      const pid = a.serverPid;
+      await waitFor(() => logOf(target.uuid).includes('ready'), 'ready line');
+      const pidFile = fs.readFileSync(pidFileOf(target.uuid), 'utf8');
+      expect(JSON.parse(pidFile)).toMatchObject({ pid, owner: { pid: a.pid, startTime: startTimeOf(a.pid) } });
+
+      const { s: b, states, logger } = supervisor();
+      await b.reapOrphans();
+      expect(isAlive(pid)).toBe(true);
+      expect(fs.readFileSync(pidFileOf(target.uuid), 'utf8')).toBe(pidFile);
+      expect(b.state(target.uuid)).toBe('running');
+      expect(b.pid(target.uuid)).toBe(pid);
+
+      // Not a second copy on the same volume.
+      await b.start(target);
+      expect(fs.readFileSync(pidFileOf(target.uuid), 'utf8')).toBe(pidFile);
+      expect(processesOf(target.uuid, 'leaders')).toEqual([pid]);
+      expect(b.pid(target.uuid)).toBe(pid);
+
+      // Console lines reach it through its standard input; its owner's own lines still do too.
+      await b.sendCommand(target.uuid, 'hello from B');
+      await waitFor(() => logOf(target.uuid).includes('> hello from B'), 'the echo of B\'s line');
+      expect(processesOf(target.uuid, 'node')).toHaveLength(1);
+      expect(logOf(target.uuid).match(/ready/g)).toHaveLength(1);
+      expect(await a.state()).toBe('running');
+
+      await b.stop(target);
+      expect(logOf(target.uuid)).toMatch(/> hello from B\nstopping\n$/); // the stop command, through the console
+      expect(isAlive(pid)).toBe(false);
+      expect(b.state(target.uuid)).toBe('offline');
+      expect(states).toEqual(['stopping', 'offline']);
+      await waitFor(() => a.events.includes('offline'), 'the owner to see it exit');
+      expect(a.events).toEqual(['starting', 'running', 'offline']);
+      expect(await a.state()).toBe('offline');
+      await waitFor(() => !fs.existsSync(pidFileOf(target.uuid)), 'the owner to remove its pid file');
+      expect(logger.entries.filter((e) => e.level !== 'info')).toEqual([]);
+      await expect(b.sendCommand(target.uuid, 'late')).rejects.toBeInstanceOf(ServerNotRunningError);
+    });
+
+    it('restarts a server another instance runs: SIGTERM there (it may save), then it runs here, as both see', async () => {
+      const target = server({ stopCommand: null });
+      const a = await host(target);
+      await waitFor(() => logOf(target.uuid).includes('ready'), 'ready line');
+      const { s: b } = supervisor();
+
+      await b.restart(target);
+      const pid = b.pid(target.uuid)!;
+      strayPids.push(pid);
+      expect(pid).not.toBe(a.serverPid);
+      expect(isAlive(a.serverPid)).toBe(false);
+      // Its shell died of the SIGTERM at once, yet its owner let the server save instead of killing it.
+      expect(logOf(target.uuid)).toMatch(/^ready\nSIGTERM received\nsaved\n/);
+      expect(a.events).toEqual(['starting', 'running', 'stopping', 'offline']);
+      expect(b.state(target.uuid)).toBe('running');
+      expect(JSON.parse(fs.readFileSync(pidFileOf(target.uuid), 'utf8'))).toMatchObject({ pid, owner: { pid: process.pid } });
+      expect(await a.state()).toBe('running');
+      await waitFor(() => logOf(target.uuid).match(/ready/g)?.length === 2, 'the second ready');
+    });
+
+    it('kills a server another instance runs, even one that ignores SIGTERM', async () => {
+      const target = server({ startup: IGNORES_TERM, stopCommand: null });
+      const a = await host(target);
+      await waitFor(() => logOf(target.uuid).includes('stubborn'), 'the trap to be set');
+      const { s: b, states } = supervisor({ stopGraceMs: 20_000 });
+
+      const started = Date.now();
+      await b.kill(target);
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(isAlive(a.serverPid)).toBe(false);
+      expect(b.state(target.uuid)).toBe('offline');
+      expect(states).toEqual(['stopping', 'offline']);
+      await waitFor(() => a.events.includes('offline'), 'the owner to see it exit');
+    });
+
+    it('kills a server another instance runs once it ignored its stop command for the grace period', async () => {
+      const target = server({ startup: HANDLES_TERM, stopCommand: 'quit' }); // it never reads its console
+      const a = await host(target);
+      await waitFor(() => logOf(target.uuid).includes('up'), 'the server to be up');
+      const { s: b, logger } = supervisor({ stopGraceMs: 300 });
+
+      const started = Date.now();
+      await b.stop(target);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      expect(isAlive(a.serverPid)).toBe(false);
+      expect(logOf(target.uuid)).not.toContain('SIGTERM received');
+      expect(logger.entries.some((e) => e.level === 'warn' && e.msg.includes('did not stop in time'))).toBe(true);
+    });
+
+    it('reaps the server once the instance that ran it has died, and only then', async () => {
+      const target = server({ startup: HANDLES_TERM, stopCommand: null });
+      const a = await host(target);
+      await waitFor(() => logOf(target.uuid).includes('up'), 'the server to be up');
+      const { s: b, logger } = supervisor({ stopGraceMs: 2_000 });
+      await b.reapOrphans();
+      expect(isAlive(a.serverPid)).toBe(true);
+
+      await a.crash();
+      expect(isAlive(a.serverPid)).toBe(true);
+      // An orphan still runs on that volume: visible, and not started twice.
+      expect(b.state(target.uuid)).toBe('running');
+      await b.start(target);
+      expect(processesOf(target.uuid, 'leaders')).toEqual([a.serverPid]);
+
+      await b.reapOrphans();
+      expect(isAlive(a.serverPid)).toBe(false);
+      expect(logOf(target.uuid)).toContain('SIGTERM received\nsaved\n');
+      expect(fs.existsSync(pidFileOf(target.uuid))).toBe(false);
+      expect(logger.entries.some((e) => e.msg.includes('left behind') && e.obj.ownerPid === a.pid)).toBe(true);
+      expect(b.state(target.uuid)).toBe('offline');
+    });
+
+    it('spawns one process when two supervisors start the same server at once', async () => {
+      const { s: b } = supervisor();
+      const { s: c } = supervisor();
+      const target = server();
+      await Promise.all([b.start(target), c.start(target), b.start(target), c.start(target)]);
+      const owners = [b, c].filter((s) => s.pid(target.uuid) !== undefined && s.state(target.uuid) === 'running');
+      expect(owners).toHaveLength(2); // one runs it, the other sees it
+      const pid = b.pid(target.uuid)!;
+      expect(c.pid(target.uuid)).toBe(pid);
+      expect(processesOf(target.uuid, 'leaders')).toEqual([pid]);
+      await c.sendCommand(target.uuid, 'marker');
+      await waitFor(() => logOf(target.uuid).includes('> marker'), 'the marker echo');
+      expect(logOf(target.uuid).match(/ready/g)).toHaveLength(1);
+    });
+
+    it('sees a claim as starting while its owner lives, and replaces it once the owner is dead', async () => {
+      fs.mkdirSync(runDir, { recursive: true });
+      const target = server();
+      const claim = (ownerPid: number) =>
+        JSON.stringify({ pid: null, pgid: null, startTime: null, command: 'x', startedAt: '', owner: { pid: ownerPid, startTime: null, bootId: null }, token: 'ab' });
+      fs.writeFileSync(pidFileOf(target.uuid), claim(process.pid));
+      const { s } = supervisor();
+      expect(s.state(target.uuid)).toBe('starting');
+      await s.start(target); // someone else is starting it
+      expect(s.pid(target.uuid)).toBeUndefined();
+      await s.reapOrphans();
+      expect(fs.readFileSync(pidFileOf(target.uuid), 'utf8')).toBe(claim(process.pid));
+
+      const dead = spawn('true');
+      await new Promise((resolve) => dead.once('exit', resolve));
+      fs.writeFileSync(pidFileOf(target.uuid), claim(dead.pid!));
+      expect(s.state(target.uuid)).toBe('offline');
+      await s.start(target);
+      expect(s.state(target.uuid)).toBe('running');
+      expect(JSON.parse(fs.readFileSync(pidFileOf(target.uuid), 'utf8'))).toMatchObject({ pid: s.pid(target.uuid), owner: { pid: process.pid } });
+    });
+
+    it('refuses console lines for a foreign process whose standard input is not a pipe', async () => {
+      const stranger = spawn('sleep', ['30'], { detached: true, stdio: 'ignore' });
+      const pid = stranger.pid!;
+      strayPids.push(pid);
+      const exited = new Promise((resolve) => stranger.once('exit', resolve));
+      fs.mkdirSync(runDir, { recursive: true });
+      const target = server();
+      const record = { pid, pgid: pid, startTime: startTimeOf(pid), command: 'sleep 30', startedAt: '', owner: { pid: process.pid, startTime: null, bootId: null }, token: 'cd' };
+      fs.writeFileSync(pidFileOf(target.uuid), JSON.stringify(record));
+
+      const { s, logger } = supervisor({ stopGraceMs: 300 });
+      expect(s.state(target.uuid)).toBe('running');
+      await expect(s.sendCommand(target.uuid, 'hello')).rejects.toBeInstanceOf(ServerNotRunningError);
+      expect(logger.entries.some((e) => e.obj.err instanceof Error && /not a pipe/.test(e.obj.err.message))).toBe(true);
+      // Its stop command cannot be delivered: SIGTERM instead, and sleep obeys.
+      await s.stop(target);
+      await exited;
+      expect(s.state(target.uuid)).toBe('offline');
+    });
   });
 
   it('shuts everything down: each process by its own stop procedure, in parallel', async () => {
