@@ -293,16 +293,30 @@ describeEachDatabase('restoring backups', (database) => {
     writeVolume(server, { 'a.txt': 'one' });
     const first = await backupViaApi(owner.token, server, 'first');
     const second = await backupViaApi(owner.token, server, 'second');
+    // The daemon's restore waits for a gate, so the accepted one is surely still running when the other is judged.
+    const realRestore = h.daemon.restoreBackup.bind(h.daemon);
     for (const [a, b] of [
       [first, first],
       [first, second],
     ]) {
-      const results = await Promise.all([
-        h.request(owner.token, { method: 'POST', url: restoreUrl(server, a!), payload: { truncate: true } }),
-        h.request(owner.token, { method: 'POST', url: restoreUrl(server, b!), payload: {} }),
-      ]);
-      expect(results.map((r) => r.statusCode).sort()).toEqual([204, 409]);
-      await h.jobs.idle();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const spy = vi.spyOn(h.daemon, 'restoreBackup').mockImplementation(async (...args) => {
+        await gate;
+        return realRestore(...args);
+      });
+      try {
+        const results = await Promise.all([
+          h.request(owner.token, { method: 'POST', url: restoreUrl(server, a!), payload: { truncate: true } }),
+          h.request(owner.token, { method: 'POST', url: restoreUrl(server, b!), payload: {} }),
+        ]);
+        expect(results.map((r) => r.statusCode).sort()).toEqual([204, 409]);
+        expect(results.find((r) => r.statusCode === 409)!.json().errors[0].code).toBe('ConflictHttpException');
+      } finally {
+        release();
+        await h.jobs.idle();
+        spy.mockRestore();
+      }
       expect(await statusOf(server)).toBeNull();
     }
     const log = (await restoreEvents(server)).map((e) => e.event);
