@@ -91,7 +91,7 @@ describeEachDatabase('access matrix', (database) => {
     const stranger = await h.make.user();
     for (const route of ROUTES) {
       expect((await send(h, stranger.token, route, f)).statusCode, route.name).toBe(404);
-      if (route.url(f).includes(String(f.schedule)) || route.url(f).includes(f.backup)) {
+      if (route.url(f).includes(`/schedules/${f.schedule}`) || route.url(f).includes(`/backups/${f.backup}`)) {
         // Server A's schedule/task/backup addressed under server B (which the caller owns).
         const crossed = { ...f, server: other.server };
         expect((await send(h, other.ownerToken, route, crossed)).statusCode, `${route.name} crossed`).toBe(404);
