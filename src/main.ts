@@ -7,6 +7,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { LocalDaemon } from './daemon/local/local-daemon.js';
 import type { DatabaseHandle } from './db/database.js';
+import { startActivityPruner } from './modules/activity/activity.pruner.js';
 import { schedulesChangedNotifier } from './scheduler/notify.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
 
@@ -89,9 +90,10 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
       scheduler = startScheduler({ db: database.db, dialect: database.dialect, config, clock, daemon, jobs, logger });
       logger.info({ instance: scheduler.instanceId }, 'scheduler started');
     }
-    // ACTIVITY PRUNER: enable once src/modules/activity exports startActivityPruner
-    // (prunes entries older than config.activityPruneDays); it must return { stop() }.
-    // extras.push(startActivityPruner({ db: database.db, clock, config, logger }));
+    if (options.scheduler) {
+      // Background upkeep runs where the scheduler runs: entries older than ACTIVITY_PRUNE_DAYS go.
+      extras.push(startActivityPruner({ db: database.db, clock, config, logger }));
+    }
   } catch (err) {
     await shutdown();
     throw err;

@@ -119,6 +119,49 @@ export interface ActivityLogTable {
   api_key_id: number | null;
   properties: string;
   timestamp: Millis;
+  /**
+   * Listing structures (migration 002, docs/perf/activity.md), written only by
+   * modules/activity/activity.recorder.ts: the entry's place in its server's log,
+   * and per kind its term and its place in that term's stream.
+   */
+  seq: number;
+  event_term: number;
+  event_seq: number;
+  ip_term: number;
+  ip_seq: number;
+  actor_term: number;
+  actor_seq: number;
+  facet_id: number;
+}
+
+/** Per server: the last `seq` handed out and the number of live entries (migration 002). */
+export interface ActivityServerTable {
+  server_id: number;
+  last_seq: number;
+  total: number;
+  last_timestamp: Millis;
+}
+
+/** A server's vocabulary: event names, IPs ('' for none), actors (user id as text, '' for system). */
+export interface ActivityTermTable {
+  id: Id;
+  server_id: number;
+  kind: number;
+  term: string;
+  /** The term in lower case, what filters match against. */
+  folded: string;
+  last_seq: number;
+  total: number;
+}
+
+/** Live entry counts per (event, ip, actor) term triple. */
+export interface ActivityFacetTable {
+  id: Id;
+  server_id: number;
+  event_term: number;
+  ip_term: number;
+  actor_term: number;
+  total: number;
 }
 
 export interface Tables {
@@ -130,6 +173,9 @@ export interface Tables {
   tasks: TaskTable;
   backups: BackupTable;
   activity_logs: ActivityLogTable;
+  activity_servers: ActivityServerTable;
+  activity_terms: ActivityTermTable;
+  activity_facets: ActivityFacetTable;
 }
 
 export type UserRow = Selectable<UserTable>;

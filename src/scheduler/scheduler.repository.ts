@@ -1,7 +1,7 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database, DialectName, Queryable } from '../db/database.js';
 import type { ScheduleRow, ServerStatus, Tables, TaskRow } from '../db/schema.js';
-import type { Actor } from '../modules/activity/activity.recorder.js';
+import { recordActivities as recordActivityEntries, type Actor } from '../modules/activity/activity.recorder.js';
 
 /**
  * The scheduler's SQL. Every write that decides who runs what is conditional
@@ -274,31 +274,16 @@ export async function markTasksQueued(db: Queryable, taskIds: number[]): Promise
 }
 
 /**
- * Several system entries in one statement. Mirrors recordActivity's columns
+ * Several system entries at once, through the activity recorder's bulk write
  * (modules/activity/activity.recorder.ts); a claim of a hundred runs writes
- * its hundred `server:schedule.run` entries at once, in the claim's transaction.
+ * its hundred `server:schedule.run` entries with a handful of statements, in
+ * the claim's transaction.
  */
 export async function recordActivities(
   db: Queryable,
   entries: { serverId: number; event: string; actor: Actor; properties: Record<string, unknown>; timestamp: number }[],
 ): Promise<void> {
-  if (entries.length === 0) return;
-  await db
-    .insertInto('activity_logs')
-    .values(
-      entries.map((e) => ({
-        server_id: e.serverId,
-        event: e.event,
-        actor_id: e.actor.userId,
-        api_key_id: e.actor.apiKeyId,
-        ip: e.actor.ip,
-        properties: JSON.stringify(e.properties),
-        description: null,
-        batch: null,
-        timestamp: e.timestamp,
-      })),
-    )
-    .execute();
+  await recordActivityEntries(db, entries);
 }
 
 // ---------------------------------------------------------------- a run's progress
