@@ -23,6 +23,9 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:backup.restore-complete': ['name'],
   'server:backup.restore-failed': ['name'],
   'server:schedule.run': ['name'],
+  // Quetzal's own (docs/DECISIONS.md): a run resumed or closed after its instance died.
+  'server:schedule.resume': ['name'],
+  'server:schedule.abandon': ['name'],
   'server:power.start': [],
   'server:power.stop': [],
   'server:power.restart': [],
