@@ -330,6 +330,21 @@ describe('restoreArchive refuses unsafe or broken archives, leaving everything a
     );
   });
 
+  it('the first refusal in archive order, even when a later entry is refused sooner', async () => {
+    const many = (from: number): RawEntry[] =>
+      Array.from({ length: 100 }, (_, i) => ({ name: `many/f${from + i}.txt`, body: randomBytes(2048) }));
+    const archive = tgz([
+      replaceA,
+      { name: 'd/', type: '5' },
+      ...many(0),
+      // Refused only when its file is opened, in the background, while the next entry is read (and refused sooner).
+      { name: 'd', body: 'over the directory' },
+      { name: path.join(outside, 'pwned'), body: 'x' },
+      ...many(100),
+    ]);
+    await expectRefused(backupFile(archive), /'d' would replace a directory of the same archive/);
+  });
+
   it('a truncated gzip stream', async () => {
     const { file } = await archiveOf({ 'a.txt': 'new a', 'big.bin': randomBytes(64 * 1024).toString('hex') });
     const whole = fs.readFileSync(file);
@@ -529,6 +544,35 @@ describe('restoreArchive restores', () => {
       dir: 'file 644 "now a file"',
       'keep.txt': 'file 644 "kept"',
     });
+  });
+
+  it('writes many files at once yet keeps archive order: later duplicates win, whatever is still being written', async () => {
+    const small = (i: number): RawEntry => ({ name: `many/${i % 9}/f${i}.txt`, body: `file ${i}` });
+    const large = randomBytes(2 * 1024 * 1024 + 7);
+    const archive = tgz([
+      { name: 'big.bin', body: large },
+      { name: 'dup.txt', body: 'first' },
+      ...Array.from({ length: 120 }, (_, i) => small(i)),
+      // Each of these lands while the earlier entry at its path may still be being written.
+      { name: 'big.bin', body: 'the small one wins' },
+      { name: 'dup.txt', body: 'second' },
+      { name: 'many/3/f3.txt', body: 'rewritten' },
+      { name: 'flip', body: 'a file first' },
+      { name: 'flip', type: '2', linkname: 'many' },
+      { name: 'flop', type: '2', linkname: 'many' },
+      { name: 'flop', body: 'a file last', mode: 0o600 },
+      ...Array.from({ length: 120 }, (_, i) => small(i + 120)),
+    ]);
+    await restoreArchive({ archivePath: backupFile(archive), volumeDir: volume, expectedSha1: null, truncate: true });
+    const restored = snapshot(volume, { mtimes: false });
+    expect(restored['big.bin']).toBe('file 644 "the small one wins"');
+    expect(restored['dup.txt']).toBe('file 644 "second"');
+    expect(restored['many/3/f3.txt']).toBe('file 644 "rewritten"');
+    expect(restored.flip).toBe('symlink -> many');
+    expect(restored.flop).toBe('file 600 "a file last"');
+    expect(restored['many/7/f232.txt']).toBe('file 644 "file 232"');
+    expect(Object.keys(restored).filter((name) => name.startsWith('many/') && !name.endsWith('/'))).toHaveLength(240);
+    expect(stagingLeftovers()).toEqual([]);
   });
 });
 

@@ -4,17 +4,40 @@
  * stream into entries (headers, pax and GNU long names, checksums); nothing
  * here uses its `Unpack`, whose defaults skip bad entries with a warning
  * instead of failing. Every parser warning fails the extraction.
+ *
+ * Entries are decided strictly in archive order, but file bodies are written
+ * in the background, several files at once, while decompression runs ahead in
+ * zlib's threads: one file at a time, waiting for each write, left the CPU
+ * idle most of the time (docs/perf/restore.md). Writes that could interfere are
+ * kept in order: an entry at or below the path of a file still being written
+ * waits for that write.
  */
-import { constants as fsConstants } from 'node:fs';
-import fs, { type FileHandle } from 'node:fs/promises';
+import fs, { constants as fsConstants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
+import type { TransformOptions } from 'node:stream';
+import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
-import { lstatOrNull } from './archive-merge.js';
 import { RestoreError, checkSymlinkTarget, directoryMode, entrySegments, fileMode, quote } from './archive-safety.js';
 
-const CHUNK = 64 * 1024;
+/** Archive bytes per read. */
+const READ_CHUNK = 256 * 1024;
+/** Tar bytes per inflate call: fewer, larger calls into zlib's thread. */
+const INFLATE_CHUNK = 256 * 1024;
+/** Inflated bytes that may wait for the parser, so that decompression goes on while files are written. */
+const INFLATE_AHEAD = 1024 * 1024;
+/** Files being written at once. */
+const FILES_IN_FLIGHT = 16;
+/** File bytes received from the archive but not yet written: the bound on what the writes hold in memory. */
+const BYTES_IN_FLIGHT = 4 * 1024 * 1024;
+
+// zlib streams pass stream options on to their Transform; ZlibOptions does not list them.
+const inflateOptions: ZlibOptions & Pick<TransformOptions, 'readableHighWaterMark'> = {
+  chunkSize: INFLATE_CHUNK,
+  readableHighWaterMark: INFLATE_AHEAD,
+};
+
 const NEW_FILE_FLAGS = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
 
 function oneLine(text: string): string {
@@ -28,10 +51,130 @@ export function asRestoreError(err: unknown, context: string): RestoreError {
   return new RestoreError(`${context}: ${oneLine(message)}`, { cause: err });
 }
 
-async function writeAll(handle: FileHandle, chunk: Buffer): Promise<void> {
-  for (let offset = 0; offset < chunk.length;) {
-    const { bytesWritten } = await handle.write(chunk, offset, chunk.length - offset);
-    offset += bytesWritten;
+function errorCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+// The callback forms of fs: a file write takes five calls, and the promise API's FileHandle costs more per call.
+function fsCall<T>(start: (done: (err: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => start((err, value) => (err ? reject(err) : resolve(value))));
+}
+const openFile = (target: string, flags: number, mode: number) => fsCall<number>((cb) => fs.open(target, flags, mode, cb));
+const closeFile = (fd: number) => fsCall<void>((cb) => fs.close(fd, (err) => cb(err ?? null, undefined)));
+const fchmod = (fd: number, mode: number) => fsCall<void>((cb) => fs.fchmod(fd, mode, (err) => cb(err ?? null, undefined)));
+const futimes = (fd: number, time: Date) => fsCall<void>((cb) => fs.futimes(fd, time, time, (err) => cb(err ?? null, undefined)));
+const writev = (fd: number, buffers: Buffer[]) =>
+  fsCall<number>((cb) => fs.writev(fd, buffers, (err, written) => cb(err, written)));
+const lstat = (target: string) => fsCall<fs.Stats>((cb) => fs.lstat(target, cb));
+const unlink = (target: string) => fsCall<void>((cb) => fs.unlink(target, (err) => cb(err ?? null, undefined)));
+const mkdir = (target: string) => fsCall<void>((cb) => fs.mkdir(target, (err) => cb(err ?? null, undefined)));
+const chmod = (target: string, mode: number) => fsCall<void>((cb) => fs.chmod(target, mode, (err) => cb(err ?? null, undefined)));
+const symlink = (target: string, at: string) => fsCall<void>((cb) => fs.symlink(target, at, (err) => cb(err ?? null, undefined)));
+
+async function lstatOrNull(target: string): Promise<fs.Stats | null> {
+  try {
+    return await lstat(target);
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** Writes every byte of `buffers` at the file's current offset. */
+async function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
+  let total = 0;
+  for (const buffer of buffers) total += buffer.length;
+  let written = await writev(fd, buffers);
+  while (written < total) {
+    // A short write (rare for regular files): carry on from where it stopped.
+    const rest: Buffer[] = [];
+    let skip = written;
+    for (const buffer of buffers) {
+      if (skip >= buffer.length) skip -= buffer.length;
+      else {
+        rest.push(skip > 0 ? buffer.subarray(skip) : buffer);
+        skip = 0;
+      }
+    }
+    buffers = rest;
+    total -= written;
+    written = await writev(fd, buffers);
+  }
+}
+
+/** The failure that ends an extraction; the lowest entry index wins, so the reason does not depend on timing. */
+interface Failure {
+  error: unknown;
+  index: number;
+}
+
+/** One regular file being written in the background: its bytes arrive with `push`, in order. */
+class FileWrite {
+  readonly done: Promise<void>;
+  private readonly chunks: Buffer[] = [];
+  private ended = false;
+  private written = 0;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly extraction: Extraction,
+    private readonly index: number,
+    private readonly entryPath: string,
+    private readonly absolute: string,
+    private readonly size: number,
+    private readonly mode: number,
+    private readonly mtime: Date | undefined,
+  ) {
+    this.done = this.run().catch((err: unknown) => this.extraction.fail(err, this.index));
+  }
+
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.signal();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.signal();
+  }
+
+  private signal(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  private async run(): Promise<void> {
+    // Opened even after another entry failed: a refusal here must still be seen, for the lowest index to win.
+    const fd = await this.extraction.staging.createFile(this.entryPath, this.absolute);
+    try {
+      for (;;) {
+        if (this.extraction.failed) return;
+        if (this.chunks.length > 0) {
+          const batch = this.chunks.splice(0);
+          let bytes = 0;
+          for (const chunk of batch) bytes += chunk.length;
+          try {
+            await writeAll(fd, batch);
+          } finally {
+            this.extraction.release(bytes);
+          }
+          this.written += bytes;
+          continue;
+        }
+        if (this.ended) break;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+      }
+      if (this.written !== this.size) throw new RestoreError(`archive entry ${quote(this.entryPath)} is truncated`);
+      await fchmod(fd, this.mode);
+      if (this.mtime && !Number.isNaN(this.mtime.getTime())) await futimes(fd, this.mtime);
+    } finally {
+      // Whatever was not written is no longer held for.
+      let unwritten = 0;
+      for (const chunk of this.chunks.splice(0)) unwritten += chunk.length;
+      this.extraction.release(unwritten);
+      await closeFile(fd);
+    }
   }
 }
 
@@ -46,7 +189,179 @@ class StagingTree {
 
   constructor(private readonly root: string) {}
 
-  async place(entry: ReadEntry): Promise<void> {
+  /**
+   * Makes the entry's parent directories, creating missing ones (entries may
+   * come before their folder's own entry). A parent that is a symlink is
+   * refused outright, even one the archive made pointing inside itself: then
+   * nothing is ever written through a link, and no reasoning about where a
+   * link leads is needed.
+   */
+  async prepareParents(entryPath: string, segments: string[]): Promise<string> {
+    let relative = '';
+    for (let i = 0; i < segments.length - 1; i++) {
+      relative = relative === '' ? segments[i]! : `${relative}/${segments[i]}`;
+      if (this.knownDirectories.has(relative)) continue;
+      const absolute = path.join(this.root, relative);
+      const stat = await lstatOrNull(absolute);
+      if (stat === null) {
+        await mkdir(absolute);
+        await chmod(absolute, directoryMode(undefined));
+      } else if (stat.isSymbolicLink()) {
+        throw new RestoreError(`archive entry ${quote(entryPath)} goes through the symlink ${quote(relative)}`);
+      } else if (!stat.isDirectory()) {
+        throw new RestoreError(`archive entry ${quote(entryPath)} needs ${quote(relative)} to be a directory, but it is a file`);
+      }
+      this.knownDirectories.add(relative);
+    }
+    return path.join(this.root, ...segments);
+  }
+
+  /** A later file or symlink entry replaces an earlier one at the same path, as with tar; it never replaces a directory. */
+  private async clearForNonDirectory(entryPath: string, absolute: string): Promise<void> {
+    const existing = await lstatOrNull(absolute);
+    if (existing === null) return;
+    if (existing.isDirectory()) {
+      throw new RestoreError(`archive entry ${quote(entryPath)} would replace a directory of the same archive`);
+    }
+    await unlink(absolute);
+  }
+
+  /** A new file for a file entry (mode 0600 until it is complete). O_EXCL + O_NOFOLLOW: never something reached through a link. */
+  async createFile(entryPath: string, absolute: string): Promise<number> {
+    try {
+      return await openFile(absolute, NEW_FILE_FLAGS, 0o600);
+    } catch (err) {
+      // Something is there already (an earlier entry of the same path): what tar would do is decided on lstat.
+      if (errorCode(err) !== 'EEXIST') throw err;
+    }
+    await this.clearForNonDirectory(entryPath, absolute);
+    return openFile(absolute, NEW_FILE_FLAGS, 0o600);
+  }
+
+  async makeDirectory(entry: ReadEntry, segments: string[]): Promise<void> {
+    const absolute = await this.prepareParents(entry.path, segments);
+    try {
+      await mkdir(absolute);
+    } catch (err) {
+      if (errorCode(err) !== 'EEXIST') throw err;
+      const existing = await lstat(absolute);
+      if (!existing.isDirectory()) {
+        throw new RestoreError(`archive entry ${quote(entry.path)} is a directory where the same archive put a file or symlink`);
+      }
+    }
+    // Owner rwx always: see directoryMode. A real directory made here, so chmod follows nothing.
+    await chmod(absolute, directoryMode(entry.mode));
+    this.knownDirectories.add(segments.join('/'));
+  }
+
+  async makeSymlink(entry: ReadEntry, segments: string[]): Promise<void> {
+    const target = entry.linkpath ?? '';
+    checkSymlinkTarget(entry.path, target);
+    const absolute = await this.prepareParents(entry.path, segments);
+    await this.clearForNonDirectory(entry.path, absolute);
+    await symlink(target, absolute);
+  }
+}
+
+/** One extraction: the order of entries, the files in flight and the first failure. */
+class Extraction {
+  readonly staging: StagingTree;
+  private failure: Failure | null = null;
+  /** Waits to end when the extraction fails (see untilFailed). */
+  private readonly failureListeners = new Set<() => void>();
+  /** Files being written, by entry path (segments joined with '/'). */
+  private readonly inFlight = new Map<string, FileWrite>();
+  private bytesInFlight = 0;
+  private bytesWaiters: Array<() => void> = [];
+
+  constructor(
+    stagingRoot: string,
+    private readonly onFirstFailure: () => void,
+  ) {
+    this.staging = new StagingTree(stagingRoot);
+  }
+
+  get failed(): boolean {
+    return this.failure !== null;
+  }
+
+  /** Records a failure; the first one stops the extraction. Of several, the lowest entry index is reported. */
+  fail(error: unknown, index: number): void {
+    if (this.failure !== null) {
+      if (index < this.failure.index) this.failure = { error, index };
+      return;
+    }
+    this.failure = { error, index };
+    this.onFirstFailure();
+    for (const listener of [...this.failureListeners]) listener();
+  }
+
+  /**
+   * Waits for what `start` sets going, or for a failure, whichever comes
+   * first. The failure listener is removed afterwards: one left on a promise
+   * that never settles would keep every waiter (and its entry) alive.
+   */
+  untilFailed(start: (done: () => void) => void): Promise<void> {
+    if (this.failed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.failureListeners.delete(done);
+        resolve();
+      };
+      this.failureListeners.add(done);
+      start(done);
+    });
+  }
+
+  get reason(): unknown {
+    return this.failure?.error;
+  }
+
+  release(bytes: number): void {
+    this.bytesInFlight -= bytes;
+    if (this.bytesInFlight < BYTES_IN_FLIGHT && this.bytesWaiters.length > 0) {
+      const waiters = this.bytesWaiters;
+      this.bytesWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  private async roomForBytes(): Promise<void> {
+    while (this.bytesInFlight >= BYTES_IN_FLIGHT && !this.failed) {
+      await this.untilFailed((done) => this.bytesWaiters.push(done));
+    }
+  }
+
+  /** Waits for the writes of files at `relative` or at any of its parents: later entries there must see them done. */
+  private async settleConflicts(relative: string): Promise<void> {
+    for (;;) {
+      let conflict: FileWrite | undefined;
+      for (const [busy, write] of this.inFlight) {
+        if (relative === busy || relative.startsWith(`${busy}/`)) {
+          conflict = write;
+          break;
+        }
+      }
+      if (!conflict) return;
+      await conflict.done;
+    }
+  }
+
+  private async roomForFile(): Promise<void> {
+    while (this.inFlight.size >= FILES_IN_FLIGHT && !this.failed) {
+      await this.untilFailed((done) => {
+        for (const write of this.inFlight.values()) void write.done.then(done);
+      });
+    }
+  }
+
+  /** Resolves once every file write has ended, written or not. */
+  async writesSettled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight.values()].map((write) => write.done));
+  }
+
+  /** Decides one entry; a file's body is handed to a background write once it has been read from the archive. */
+  async place(entry: ReadEntry, index: number): Promise<void> {
     const segments = entrySegments(entry.path);
     if (segments.length === 0) {
       // `./` itself: the volume root exists already and keeps its own mode.
@@ -57,12 +372,14 @@ class StagingTree {
       case 'File':
       case 'OldFile':
       case 'ContiguousFile':
-        return this.writeFile(entry, segments);
+        return this.writeFile(entry, segments, index);
       case 'Directory':
-        await this.makeDirectory(entry, segments);
+        await this.settleConflicts(segments.join('/'));
+        await this.staging.makeDirectory(entry, segments);
         return void entry.resume();
       case 'SymbolicLink':
-        await this.makeSymlink(entry, segments);
+        await this.settleConflicts(segments.join('/'));
+        await this.staging.makeSymlink(entry, segments);
         return void entry.resume();
       case 'Link':
         throw new RestoreError(`archive entry ${quote(entry.path)} is a hard link`);
@@ -89,82 +406,35 @@ class StagingTree {
     }
   }
 
-  /**
-   * Makes the entry's parent directories, creating missing ones (entries may
-   * come before their folder's own entry). A parent that is a symlink is
-   * refused outright, even one the archive made pointing inside itself: then
-   * nothing is ever written through a link, and no reasoning about where a
-   * link leads is needed.
-   */
-  private async prepareParents(entryPath: string, segments: string[]): Promise<string> {
-    let relative = '';
-    for (const segment of segments.slice(0, -1)) {
-      relative = relative === '' ? segment : `${relative}/${segment}`;
-      if (this.knownDirectories.has(relative)) continue;
-      const absolute = path.join(this.root, relative);
-      const stat = await lstatOrNull(absolute);
-      if (stat === null) {
-        await fs.mkdir(absolute);
-        await fs.chmod(absolute, directoryMode(undefined));
-      } else if (stat.isSymbolicLink()) {
-        throw new RestoreError(`archive entry ${quote(entryPath)} goes through the symlink ${quote(relative)}`);
-      } else if (!stat.isDirectory()) {
-        throw new RestoreError(`archive entry ${quote(entryPath)} needs ${quote(relative)} to be a directory, but it is a file`);
-      }
-      this.knownDirectories.add(relative);
-    }
-    return path.join(this.root, ...segments);
-  }
-
-  /** A later file or symlink entry replaces an earlier one at the same path, as with tar; it never replaces a directory. */
-  private async clearForNonDirectory(entryPath: string, absolute: string): Promise<void> {
-    const existing = await lstatOrNull(absolute);
-    if (existing === null) return;
-    if (existing.isDirectory()) {
-      throw new RestoreError(`archive entry ${quote(entryPath)} would replace a directory of the same archive`);
-    }
-    await fs.unlink(absolute);
-  }
-
-  private async writeFile(entry: ReadEntry, segments: string[]): Promise<void> {
-    const absolute = await this.prepareParents(entry.path, segments);
-    await this.clearForNonDirectory(entry.path, absolute);
-    // O_EXCL + O_NOFOLLOW: the file is new, never something reached through a link.
-    const handle = await fs.open(absolute, NEW_FILE_FLAGS, 0o600);
-    try {
-      let written = 0;
-      // Pulling chunk by chunk is the backpressure: the parser is not fed more until this entry drains.
-      for await (const chunk of entry as AsyncIterable<Buffer>) {
-        await writeAll(handle, chunk);
-        written += chunk.length;
-      }
-      if (written !== entry.size) throw new RestoreError(`archive entry ${quote(entry.path)} is truncated`);
-      await handle.chmod(fileMode(entry.mode));
-      if (entry.mtime && !Number.isNaN(entry.mtime.getTime())) await handle.utimes(entry.mtime, entry.mtime);
-    } finally {
-      await handle.close();
-    }
-  }
-
-  private async makeDirectory(entry: ReadEntry, segments: string[]): Promise<void> {
-    const absolute = await this.prepareParents(entry.path, segments);
-    const existing = await lstatOrNull(absolute);
-    if (existing === null) {
-      await fs.mkdir(absolute);
-    } else if (!existing.isDirectory()) {
-      throw new RestoreError(`archive entry ${quote(entry.path)} is a directory where the same archive put a file or symlink`);
-    }
-    // Owner rwx always: see directoryMode. A real directory made here, so chmod follows nothing.
-    await fs.chmod(absolute, directoryMode(entry.mode));
-    this.knownDirectories.add(segments.join('/'));
-  }
-
-  private async makeSymlink(entry: ReadEntry, segments: string[]): Promise<void> {
-    const target = entry.linkpath ?? '';
-    checkSymlinkTarget(entry.path, target);
-    const absolute = await this.prepareParents(entry.path, segments);
-    await this.clearForNonDirectory(entry.path, absolute);
-    await fs.symlink(target, absolute);
+  private async writeFile(entry: ReadEntry, segments: string[], index: number): Promise<void> {
+    const relative = segments.join('/');
+    await this.settleConflicts(relative);
+    const absolute = await this.staging.prepareParents(entry.path, segments);
+    await this.roomForFile();
+    if (this.failed) return;
+    const write = new FileWrite(this, index, entry.path, absolute, entry.size, fileMode(entry.mode), entry.mtime);
+    this.inFlight.set(relative, write);
+    void write.done.then(() => {
+      if (this.inFlight.get(relative) === write) this.inFlight.delete(relative);
+    });
+    // The body is taken as the parser delivers it; past the byte bound the entry pauses, and with it the parser.
+    await this.untilFailed((done) => {
+      let paused = false;
+      entry.once('end', done);
+      entry.on('data', (chunk: Buffer) => {
+        this.bytesInFlight += chunk.length;
+        write.push(chunk);
+        if (this.bytesInFlight >= BYTES_IN_FLIGHT && !paused) {
+          paused = true;
+          entry.pause();
+          void this.roomForBytes().then(() => {
+            paused = false;
+            if (!this.failed) entry.resume();
+          });
+        }
+      });
+    });
+    write.end();
   }
 }
 
@@ -173,26 +443,15 @@ class StagingTree {
  * directory). Resolves only when every entry was extracted and the archive
  * ended cleanly (gzip trailer checked, tar end-of-archive marker seen); throws
  * a RestoreError otherwise, leaving whatever was staged for the caller to
- * remove. Entries are handled strictly one after another.
+ * remove — but only once no write into it is still going on.
  */
 export async function extractArchive(archive: FileHandle, stagingRoot: string): Promise<void> {
-  const staging = new StagingTree(stagingRoot);
   // gzip is undone below, with node's zlib; the parser sees plain tar only.
   const parser = new Parser({ strict: false, brotli: false, zstd: false });
-
-  let failure: unknown = null;
-  let announceFailure!: () => void;
-  const failed = new Promise<void>((resolve) => (announceFailure = resolve));
-  let current: ReadEntry | null = null;
-  const fail = (err: unknown): void => {
-    if (failure !== null) return;
-    failure = err;
-    announceFailure();
-    // A fresh error: the parser decorates what it is given, and `failure` is reported as it is.
+  const extraction = new Extraction(stagingRoot, () => {
+    // A fresh error: the parser decorates what it is given, and the failure is reported as it is.
     parser.abort(new Error('extraction stopped'));
-    // Ends a file body being written, so its handler returns instead of waiting for bytes that will not come.
-    current?.destroy();
-  };
+  });
 
   let sawEndOfArchive = false;
   let entries = 0;
@@ -202,61 +461,59 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string): 
   parser.on('eof', () => {
     sawEndOfArchive = true;
   });
-  // The parser hands over the next entry once this one has ended, i.e. once it
-  // was consumed or resumed here; a file's handler may still be closing the
-  // file then, so the chain keeps handlers strictly one after another.
+  // The parser hands over the next entry once this one has ended, i.e. once
+  // its body was taken or it was resumed here; the chain keeps the decisions
+  // strictly in archive order, while file bodies are written in the background.
   parser.on('entry', (entry: ReadEntry) => {
+    const index = entries;
     entries += 1;
-    entry.on('error', fail);
+    entry.on('error', (err: unknown) => extraction.fail(err, index));
     handling = handling
       .then(async () => {
-        if (failure !== null) return;
-        current = entry;
-        try {
-          await staging.place(entry);
-        } finally {
-          current = null;
-        }
+        if (extraction.failed) return;
+        await extraction.place(entry, index);
       })
-      .catch(fail);
+      .catch((err: unknown) => extraction.fail(err, index));
   });
   // Entries the parser will not hand over: unknown types (sparse files, volume labels...) and oversized meta headers.
   parser.on('ignoredEntry', (entry: ReadEntry) => {
+    const index = entries;
     entries += 1;
-    fail(new RestoreError(`archive entry ${quote(entry.path)} has the unsupported type ${entry.type}`));
+    extraction.fail(new RestoreError(`archive entry ${quote(entry.path)} has the unsupported type ${entry.type}`), index);
   });
   parser.on('warn', (code: string, message: string) => {
     // The one warning that is no defect: a well-formed archive with no entries at all (an empty volume's backup).
     if (code === 'TAR_BAD_ARCHIVE' && sawEndOfArchive && entries === 0) return;
-    fail(new RestoreError(`the archive is corrupt: ${oneLine(message)}`));
+    extraction.fail(new RestoreError(`the archive is corrupt: ${oneLine(message)}`), entries);
   });
-  parser.on('error', (err: Error) => fail(asRestoreError(err, 'the archive is corrupt')));
+  parser.on('error', (err: Error) => extraction.fail(asRestoreError(err, 'the archive is corrupt'), entries));
 
-  const drained = () => new Promise<void>((resolve) => parser.once('drain', () => resolve()));
+  const drained = () => extraction.untilFailed((done) => parser.once('drain', done));
   try {
     await pipeline(
-      archive.createReadStream({ start: 0, autoClose: false, highWaterMark: CHUNK }),
-      createGunzip({ chunkSize: CHUNK }),
+      archive.createReadStream({ start: 0, autoClose: false, highWaterMark: READ_CHUNK }),
+      createGunzip(inflateOptions),
       async (tar: AsyncIterable<Buffer>) => {
         for await (const chunk of tar) {
-          if (failure !== null) throw failure;
+          if (extraction.failed) throw extraction.reason;
           // What follows the end-of-archive marker is ignored (as tar does), but still read, so gzip's CRC is checked.
           if (sawEndOfArchive) continue;
-          if (!parser.write(chunk)) await Promise.race([drained(), failed]);
+          if (!parser.write(chunk)) await drained();
         }
-        if (failure !== null) throw failure;
+        if (extraction.failed) throw extraction.reason;
         parser.end();
-        await Promise.race([parserEnded, failed]);
+        await extraction.untilFailed((done) => void parserEnded.then(done));
       },
     );
   } catch (err) {
-    fail(asRestoreError(err, 'the archive is corrupt'));
+    extraction.fail(asRestoreError(err, 'the archive is corrupt'), entries);
   }
-  // Let the entry being handled finish, or notice the failure, before the caller removes the staging folder.
+  // Let the entry being decided finish, or notice the failure, and every write end, before the caller removes the staging folder.
   for (let settled = handling; ; settled = handling) {
     await settled;
     if (settled === handling) break;
   }
-  if (failure !== null) throw asRestoreError(failure, 'the archive could not be extracted');
+  await extraction.writesSettled();
+  if (extraction.failed) throw asRestoreError(extraction.reason, 'the archive could not be extracted');
   if (!sawEndOfArchive) throw new RestoreError('the archive is truncated: it ends before its end-of-archive marker');
 }

@@ -24,7 +24,8 @@ export interface ArchiveResult {
   bytes: number;
 }
 
-const CHUNK = 64 * 1024;
+/** Bytes per read when hashing an archive: fewer, larger reads. */
+const CHUNK = 1024 * 1024;
 
 function randomSuffix(): string {
   return randomBytes(6).toString('hex');
@@ -98,9 +99,14 @@ async function openArchive(archivePath: string): Promise<FileHandle> {
 
 async function sha1Of(archive: FileHandle): Promise<string> {
   const hash = createHash('sha1');
+  // One buffer, read into again and again: a fresh buffer per read would leave the garbage collector a gigabyte to find.
+  const buffer = Buffer.allocUnsafe(CHUNK);
   try {
-    for await (const chunk of archive.createReadStream({ start: 0, autoClose: false, highWaterMark: CHUNK })) {
-      hash.update(chunk as Buffer);
+    for (let position = 0; ;) {
+      const { bytesRead } = await archive.read(buffer, 0, CHUNK, position);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      position += bytesRead;
     }
   } catch (err) {
     throw new RestoreError(`the backup archive cannot be read (${errorCode(err)})`, { cause: err });
