@@ -1,5 +1,5 @@
 /**
- * Activity listing benchmark (issue #3, docs/perf/activity.md).
+ * Activity listing benchmark (issue #3, docs/PERFORMANCE.md).
  *
  * Generates 3,000,000 entries across 1,000 servers, 1,000,000 of them on one
  * server, with about 30 event names, a few thousand IPv4 and IPv6 addresses and

@@ -50,7 +50,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * so prepared ones are kept by their SQL text (the cache is cleared if it ever
  * fills, e.g. with statements whose IN lists vary in length). Reusing a
  * statement is safe here: better-sqlite3 runs each call to completion
- * synchronously and Quetzal never streams (iterate) from SQLite.
+ * synchronously, and one that is busy being iterated is never handed out.
  */
 function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   const statements = new Map<string, SQLite.Statement>();
@@ -58,6 +58,8 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
     close: () => sqlite.close(),
     prepare(sql: string) {
       let statement = statements.get(sql);
+      // A statement being iterated cannot run again until it is done: prepare another.
+      if (statement?.busy) return sqlite.prepare(sql);
       if (!statement) {
         statement = sqlite.prepare(sql);
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();

@@ -120,7 +120,7 @@ export interface ActivityLogTable {
   properties: string;
   timestamp: Millis;
   /**
-   * Listing structures (migration 002, docs/perf/activity.md), written only by
+   * Listing structures (migration 002, docs/PERFORMANCE.md), written only by
    * modules/activity/activity.recorder.ts: the entry's place in its server's log,
    * and per kind its term and its place in that term's stream.
    */

@@ -8,7 +8,7 @@
  * Entries are decided strictly in archive order, but file bodies are written
  * in the background, several files at once, while decompression runs ahead in
  * zlib's threads: one file at a time, waiting for each write, left the CPU
- * idle most of the time (docs/perf/restore.md). Writes that could interfere are
+ * idle most of the time (docs/PERFORMANCE.md). Writes that could interfere are
  * kept in order: an entry at or below the path of a file still being written
  * waits for that write.
  */

@@ -3,7 +3,7 @@ import type { DialectName, Queryable } from '../../db/database.js';
 import { STREAM_COLUMNS, TermKind, type TermKindName } from './activity.terms.js';
 
 /**
- * The activity listing's SQL (SPEC 3, docs/perf/activity.md). Every query reads
+ * The activity listing's SQL (SPEC 3, docs/PERFORMANCE.md). Every query reads
  * one server through an index: its counters, its vocabulary, a `seq` range, or
  * a term's stream around one position. Where the two databases differ (how a
  * long id list is passed, how a plan is pinned), both versions sit side by side.

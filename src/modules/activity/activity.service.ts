@@ -175,7 +175,7 @@ async function listInSnapshot(
 
 /**
  * Rough costs (microseconds) that choose how to find a page, measured on the
- * benchmark machine (docs/perf/activity.md); only their ratios matter.
+ * benchmark machine (docs/PERFORMANCE.md); only their ratios matter.
  */
 interface Costs {
   /** One statement's round trip. */
