@@ -38,7 +38,7 @@ export function table(header: string[], rows: string[][]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** A deterministic random source (xorshift32), so every run generates the same data. */
+/** A deterministic random source (xorshift32), so every run generates the same data (and a failing test can be replayed from its seed). */
 export function seeded(seed: number) {
   let state = seed >>> 0 || 1;
   const next = () => {
@@ -52,6 +52,8 @@ export function seeded(seed: number) {
   return {
     next,
     int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
+    chance: (p: number) => next() < p,
     /** An index drawn from cumulative weights. */
     weighted: (cumulative: readonly number[]) => {
       const x = next() * cumulative[cumulative.length - 1]!;

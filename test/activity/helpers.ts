@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import type { ActivityEntry, Actor } from '../../src/modules/activity/activity.recorder.js';
 import type { ActivityListQuery, ActivityViewer } from '../../src/modules/activity/activity.service.js';
+import { seeded } from '../../bench/lib/stats.js';
 
 /**
  * The plain way to answer SPEC 3 — ORDER BY + OFFSET, COUNT(*), LIKE — that
@@ -102,24 +103,8 @@ export async function expectActivityInvariants(db: Database, opts: { insertionOr
   for (const f of facets.values()) expect(Number(f.total)).toBeGreaterThan(0);
 }
 
-/** A small deterministic random source, so a failure can be replayed from its seed. */
-export function randomSource(seed: number) {
-  let state = seed >>> 0 || 1;
-  const next = () => {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    return state / 0x100000000;
-  };
-  return {
-    next,
-    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!,
-    chance: (p: number) => next() < p,
-  };
-}
+/** A small deterministic random source, so a failure can be replayed from its seed (shared with the benchmark). */
+export const randomSource = seeded;
 
 export const EVENT_NAMES = [
   'server:schedule.create',
