@@ -2,7 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type Transaction } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type QueryResult,
+  type RawBuilder,
+  type SqliteDatabase,
+  type Transaction,
+} from 'kysely';
 import type { Tables } from './schema.js';
 
 export type Database = Kysely<Tables>;
@@ -19,6 +28,26 @@ export interface DatabaseHandle {
   /** The SQLite database file (absent for PostgreSQL and `:memory:`). */
   file?: string;
   close(): Promise<void>;
+}
+
+/**
+ * A hot-path statement compiled once per database (or transaction) object and
+ * then run with fresh parameters, skipping Kysely's per-call query building.
+ * `build` receives placeholder values and must use each parameter exactly once,
+ * in the order the parameters are later given.
+ */
+export function precompiled<R>(build: (...placeholders: unknown[]) => RawBuilder<R>, arity: number) {
+  const texts = new WeakMap<Queryable, string>();
+  return (db: Queryable, params: readonly unknown[]): Promise<QueryResult<R>> => {
+    let text = texts.get(db);
+    if (text === undefined) {
+      const compiled = build(...Array.from({ length: arity }, () => null)).compile(db);
+      if (compiled.parameters.length !== arity) throw new Error('precompiled: each parameter must appear exactly once');
+      text = compiled.sql;
+      texts.set(db, text);
+    }
+    return db.executeQuery(CompiledQuery.raw(text, params as unknown[])) as Promise<QueryResult<R>>;
+  };
 }
 
 const PG_INT8 = 20;
@@ -45,6 +74,20 @@ function openSqlite(file: string): DatabaseHandle {
 const STATEMENT_CACHE_SIZE = 500;
 
 /**
+ * A statement whose SQL starts with this comment returns its rows from SQLite
+ * as arrays of column values, in select order (PostgreSQL ignores it and
+ * returns objects): better-sqlite3 builds a row object key by key, which took
+ * as long as running a 25-row page query (docs/PERFORMANCE.md).
+ */
+export const ARRAY_ROWS = '/* array rows */ ';
+
+function prepareStatement(sqlite: SQLite.Database, sql: string): SQLite.Statement {
+  const statement = sqlite.prepare(sql);
+  if (sql.startsWith(ARRAY_ROWS) && statement.reader) statement.raw(true);
+  return statement;
+}
+
+/**
  * Kysely prepares every statement anew; preparing was 15% of a request's time
  * (docs/PERFORMANCE.md). The service issues a few hundred distinct statements,
  * so prepared ones are kept by their SQL text (the cache is cleared if it ever
@@ -59,9 +102,9 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
     prepare(sql: string) {
       let statement = statements.get(sql);
       // A statement being iterated cannot run again until it is done: prepare another.
-      if (statement?.busy) return sqlite.prepare(sql);
+      if (statement?.busy) return prepareStatement(sqlite, sql);
       if (!statement) {
-        statement = sqlite.prepare(sql);
+        statement = prepareStatement(sqlite, sql);
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
         statements.set(sql, statement);
       }

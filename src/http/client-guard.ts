@@ -5,8 +5,8 @@ import type { Clock } from '../clock.js';
 import { conflict, forbidden, notFound, tooManyRequests, unauthenticated } from './errors.js';
 import { can, type Access, type Permission } from './permissions.js';
 import { RateLimiter } from './rate-limit.js';
-import { ipAllowed, secretMatches, splitToken } from '../modules/keys/keys.service.js';
-import { findServerByReference, findSubuserPermissions } from '../modules/servers/servers.repository.js';
+import { findKeyWithUser, ipAllowed, secretMatches, splitToken } from '../modules/keys/keys.service.js';
+import { findServerForUser } from '../modules/servers/servers.repository.js';
 import type { Actor } from '../modules/activity/activity.recorder.js';
 
 /**
@@ -83,9 +83,11 @@ async function authenticate(deps: { db: Database; clock: Clock }, request: Fasti
   const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   const parts = match?.[1] ? splitToken(match[1]) : null;
   if (!parts) throw unauthenticated();
-  const key = await deps.db.selectFrom('api_keys').selectAll().where('identifier', '=', parts.identifier).executeTakeFirst();
-  if (!key || key.revoked_at !== null || !secretMatches(key, parts.secret)) throw unauthenticated();
-  const user = await deps.db.selectFrom('users').selectAll().where('id', '=', key.user_id).executeTakeFirst();
+  // The key and its owner in one statement.
+  const found = await findKeyWithUser(deps.db, parts.identifier);
+  if (!found) throw unauthenticated();
+  const { key, user } = found;
+  if (key.revoked_at !== null || !secretMatches(key, parts.secret)) throw unauthenticated();
   if (!user) throw unauthenticated();
   if (!ipAllowed(JSON.parse(key.allowed_ips) as string[], request.ip)) {
     throw forbidden('This IP address is not allowed to use this API key.');
@@ -103,15 +105,16 @@ const INTEGER_ID = /^[1-9][0-9]{0,9}$/;
 async function resolveTarget(db: Database, request: FastifyRequest, config: ClientRouteConfig): Promise<ServerTarget> {
   const params = request.params as Record<string, string | undefined>;
   const { user } = request.auth;
-  const server = params.server ? await findServerByReference(db, params.server) : undefined;
-  if (!server) throw notFound();
+  // The server and the caller's subuser permissions on it in one statement.
+  const found = params.server ? await findServerForUser(db, params.server, user.id) : undefined;
+  if (!found) throw notFound();
+  const { server } = found;
   let access: Access;
   if (user.root_admin === 1 || server.owner_id === user.id) {
     access = { isOwnerOrAdmin: true, permissions: new Set() };
   } else {
-    const permissions = await findSubuserPermissions(db, server.id, user.id);
-    if (!permissions) throw notFound();
-    access = { isOwnerOrAdmin: false, permissions: new Set(permissions) };
+    if (found.subuserPermissions === null) throw notFound();
+    access = { isOwnerOrAdmin: false, permissions: new Set(JSON.parse(found.subuserPermissions) as string[]) };
   }
   const target: ServerTarget = { server, access };
 

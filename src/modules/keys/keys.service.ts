@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import net from 'node:net';
-import type { Queryable } from '../../db/database.js';
-import type { ApiKeyRow } from '../../db/schema.js';
+import { sql } from 'kysely';
+import { precompiled, type Queryable } from '../../db/database.js';
+import type { ApiKeyRow, UserRow } from '../../db/schema.js';
 
 /**
  * Client API keys: `ptlc_` + 11 random characters form the 16-character public
@@ -102,4 +103,56 @@ export function ipAllowed(allowedIps: string[], ip: string): boolean {
 
 export async function findApiKeyByIdentifier(db: Queryable, identifier: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('identifier', '=', identifier).executeTakeFirst();
+}
+
+interface KeyWithUserRow extends ApiKeyRow {
+  u_id: number | null;
+  u_uuid: string;
+  u_username: string;
+  u_email: string;
+  u_root_admin: UserRow['root_admin'];
+  u_use_totp: UserRow['use_totp'];
+  u_created_at: number;
+}
+const keyWithUser = precompiled<KeyWithUserRow>(
+  (identifier) => sql`
+    select k.id, k.user_id, k.identifier, k.token_hash, k.description, k.allowed_ips, k.last_used_at, k.revoked_at, k.created_at,
+      u.id as u_id, u.uuid as u_uuid, u.username as u_username, u.email as u_email, u.root_admin as u_root_admin,
+      u.use_totp as u_use_totp, u.created_at as u_created_at
+    from api_keys k left join users u on u.id = k.user_id
+    where k.identifier = ${identifier}`,
+  1,
+);
+
+/** A key by identifier and its owner (undefined when the owner is gone), in one statement. */
+export async function findKeyWithUser(
+  db: Queryable,
+  identifier: string,
+): Promise<{ key: ApiKeyRow; user: UserRow | undefined } | undefined> {
+  const r = (await keyWithUser(db, [identifier])).rows[0];
+  if (!r) return undefined;
+  const key: ApiKeyRow = {
+    id: r.id,
+    user_id: r.user_id,
+    identifier: r.identifier,
+    token_hash: r.token_hash,
+    description: r.description,
+    allowed_ips: r.allowed_ips,
+    last_used_at: r.last_used_at,
+    revoked_at: r.revoked_at,
+    created_at: r.created_at,
+  };
+  const user: UserRow | undefined =
+    r.u_id === null
+      ? undefined
+      : {
+          id: r.u_id,
+          uuid: r.u_uuid,
+          username: r.u_username,
+          email: r.u_email,
+          root_admin: r.u_root_admin,
+          use_totp: r.u_use_totp,
+          created_at: r.u_created_at,
+        };
+  return { key, user };
 }

@@ -1,4 +1,5 @@
-import type { Queryable } from '../../db/database.js';
+import { sql } from 'kysely';
+import { precompiled, type Queryable } from '../../db/database.js';
 import type { ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -13,6 +14,37 @@ export async function findServerByReference(db: Queryable, reference: string): P
     return db.selectFrom('servers').selectAll().where('uuid_short', '=', reference.toLowerCase()).executeTakeFirst();
   }
   return undefined;
+}
+
+type ServerWithSubuserRow = ServerRow & { subuser_permissions: string | null };
+const SERVER_FOR_USER_COLUMNS = sql`s.id, s.uuid, s.uuid_short, s.name, s.owner_id, s.status, s.backup_limit, s.startup,
+  s.stop_command, s.node, s.created_at, s.updated_at, su.permissions as subuser_permissions`;
+const serverForUserByUuid = precompiled<ServerWithSubuserRow>(
+  (userId, uuid) => sql`select ${SERVER_FOR_USER_COLUMNS} from servers s
+    left join subusers su on su.server_id = s.id and su.user_id = ${userId} where s.uuid = ${uuid}`,
+  2,
+);
+const serverForUserByShort = precompiled<ServerWithSubuserRow>(
+  (userId, short) => sql`select ${SERVER_FOR_USER_COLUMNS} from servers s
+    left join subusers su on su.server_id = s.id and su.user_id = ${userId} where s.uuid_short = ${short}`,
+  2,
+);
+
+/**
+ * A server by reference (as findServerByReference) and, in the same statement,
+ * `userId`'s subuser permissions on it, as stored (JSON; null when not a subuser).
+ */
+export async function findServerForUser(
+  db: Queryable,
+  reference: string,
+  userId: number,
+): Promise<{ server: ServerRow; subuserPermissions: string | null } | undefined> {
+  const query = UUID.test(reference) ? serverForUserByUuid : SHORT.test(reference) ? serverForUserByShort : undefined;
+  if (!query) return undefined;
+  const row = (await query(db, [userId, reference.toLowerCase()])).rows[0];
+  if (!row) return undefined;
+  const { subuser_permissions: permissions, ...server } = row;
+  return { server, subuserPermissions: permissions };
 }
 
 export async function findServerById(db: Queryable, id: number): Promise<ServerRow | undefined> {
@@ -37,11 +69,7 @@ export function visibleServersQuery(db: Queryable, user: UserRow) {
     query = query.where((eb) =>
       eb.or([
         eb('servers.owner_id', '=', user.id),
-        eb(
-          'servers.id',
-          'in',
-          eb.selectFrom('subusers').select('subusers.server_id').where('subusers.user_id', '=', user.id),
-        ),
+        eb('servers.id', 'in', eb.selectFrom('subusers').select('subusers.server_id').where('subusers.user_id', '=', user.id)),
       ]),
     );
   }
