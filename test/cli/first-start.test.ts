@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createSandbox, describeEachDialect, getJson, quetzal, startService, type CliSandbox } from './helpers.js';
+import { createSandbox, describeEachDialect, getJson, startService, type CliSandbox } from './helpers.js';
 
 /** First start (CONTRACT.md): the real `quetzal serve` against an empty database. */
 
@@ -21,9 +21,7 @@ describeEachDialect('quetzal serve: first start', (dialect) => {
   it(
     'creates the admin, the demo server and one key once, even when two instances start together',
     async () => {
-      // On PostgreSQL both also migrate the fresh schema at once. Two processes migrating one
-      // fresh SQLite file at once is not supported by src/db/migrate.ts yet, so SQLite is migrated first.
-      if (dialect === 'sqlite') expect((await quetzal(['migrate'], box.env)).code).toBe(0);
+      // Both also migrate the fresh database at once (see migrate-concurrency.test.ts).
       const services = await Promise.all([startService('serve', box.env), startService('serve', box.env)]);
       try {
         const announced = services.filter((s) => s.stdout().includes('Quetzal first start'));
