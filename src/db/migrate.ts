@@ -37,6 +37,8 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
  * lock is a write transaction on a small side file: the second process waits
  * for the first, then finds nothing left to do. SQLite's file locks die with
  * their process, so a crashed migration never leaves a stale lock behind.
+ * (Within one process, migrate a file from one handle at a time: the lock is
+ * taken synchronously and would wait on a migration that cannot proceed.)
  */
 function lockSqliteMigrations(file: string): () => void {
   const lock = new SQLite(`${file}.migrate-lock`);
