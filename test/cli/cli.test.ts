@@ -1,16 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import {
-  createSandbox,
+  useSandbox,
   describeEachDialect,
   getJson,
   quetzal,
   quetzalJson,
   startService,
   type CliResult,
-  type CliSandbox,
 } from './helpers.js';
 
 /**
@@ -34,13 +33,7 @@ function expectFailure(result: CliResult, reason: RegExp) {
 }
 
 describeEachDialect('quetzal command line', (dialect) => {
-  let box: CliSandbox;
-  beforeAll(async () => {
-    box = await createSandbox(dialect);
-  });
-  afterAll(async () => {
-    await box?.dispose();
-  });
+  const box = useSandbox(dialect);
 
   it(
     'migrate --json migrates a fresh database and prints {"migrated": true}',

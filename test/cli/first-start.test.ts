@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createSandbox, describeEachDialect, getJson, startService, type CliSandbox } from './helpers.js';
+import { expect, it } from 'vitest';
+import { describeEachDialect, getJson, startService, useSandbox } from './helpers.js';
 
 /** First start (CONTRACT.md): the real `quetzal serve` against an empty database. */
 
@@ -10,13 +10,7 @@ const SPAWN_TIMEOUT_MS = 120_000;
 const TOKEN = /^ptlc_[A-Za-z0-9]{43}$/;
 
 describeEachDialect('quetzal serve: first start', (dialect) => {
-  let box: CliSandbox;
-  beforeAll(async () => {
-    box = await createSandbox(dialect);
-  });
-  afterAll(async () => {
-    await box?.dispose();
-  });
+  const box = useSandbox(dialect);
 
   it(
     'creates the admin, the demo server and one key once, even when two instances start together',

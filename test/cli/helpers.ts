@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { openDatabase, type DatabaseHandle, type DialectName } from '../../src/db/database.js';
 import { TEST_DATABASE_URL, withSearchPath } from '../helpers/databases.js';
 
@@ -78,6 +78,18 @@ async function adminQuery(text: string) {
   } finally {
     await client.end();
   }
+}
+
+/** A sandbox made before the describe block's tests and removed after them (like useHarness). */
+export function useSandbox(dialect: DialectName): CliSandbox {
+  const box = {} as CliSandbox;
+  beforeAll(async () => {
+    Object.assign(box, await createSandbox(dialect));
+  });
+  afterAll(async () => {
+    await box.dispose?.();
+  });
+  return box;
 }
 
 export const CLI_DIALECTS: DialectName[] = ['sqlite', ...(TEST_DATABASE_URL ? (['postgres'] as const) : [])];

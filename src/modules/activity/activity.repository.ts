@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import { ARRAY_ROWS, precompiled, type DialectName, type Queryable } from '../../db/database.js';
+import type { ActivityLogRow } from '../../db/schema.js';
 import { STREAM_COLUMNS, TermKind, type TermKindName } from './activity.terms.js';
 
 /**
@@ -19,17 +20,9 @@ export interface TermRow {
 /** Which terms an entry must have, per kind (AND across kinds, OR within one). */
 export type TermFilter = Partial<Record<TermKindName, number[]>>;
 
-export interface ActivityListRow {
-  id: number;
-  seq: number;
-  batch: string | null;
-  event: string;
-  ip: string | null;
-  description: string | null;
-  actor_id: number | null;
-  api_key_id: number | null;
-  properties: string;
-  timestamp: number;
+/** An entry as the listing reads it: its own columns and its actor's (null for the system). */
+export interface ActivityListRow
+  extends Pick<ActivityLogRow, 'id' | 'seq' | 'batch' | 'event' | 'ip' | 'description' | 'actor_id' | 'api_key_id' | 'properties' | 'timestamp'> {
   actor_uuid: string | null;
   actor_username: string | null;
   actor_email: string | null;
