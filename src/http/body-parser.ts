@@ -12,8 +12,10 @@ export const BODY_LIMIT = 1024 * 1024;
 export function registerJsonBodyParser(app: FastifyInstance) {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   // An empty Content-Type header is no Content-Type at all.
-  app.addHook('onRequest', async (request) => {
+  // A callback hook, not an async one: it runs on every request and needs no promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     if (request.headers['content-type']?.trim() === '') delete request.headers['content-type'];
+    done();
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (request, body, done) => {

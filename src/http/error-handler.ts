@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import {
   badRequest,
+  daemonFailed,
+  daemonTimedOut,
   GENERIC_500,
   HttpError,
   payloadTooLarge,
@@ -20,8 +22,8 @@ const FASTIFY_ERRORS: Record<string, () => HttpError> = {
 /** The one place where errors become SPEC 1.2 bodies. Anything unexpected is a generic 500. */
 export function toHttpError(error: unknown): HttpError | null {
   if (error instanceof HttpError) return error;
-  if (error instanceof DaemonTimeoutError) return new HttpError(504, 'DaemonConnectionException', error.message);
-  if (error instanceof DaemonError) return new HttpError(502, 'DaemonConnectionException', error.message);
+  if (error instanceof DaemonTimeoutError) return daemonTimedOut(error.message);
+  if (error instanceof DaemonError) return daemonFailed(error.message);
   const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
   if (fastifyError.validation) {
     if (fastifyError.validationContext === 'body' && fastifyError.validation.some((e) => e.instancePath === '' && e.keyword === 'type')) {

@@ -39,15 +39,6 @@ export async function findBackupById(db: Queryable, id: number): Promise<BackupR
   return db.selectFrom('backups').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findBackupOfServer(db: Queryable, serverId: number, uuid: string): Promise<BackupRow | undefined> {
-  return db
-    .selectFrom('backups')
-    .selectAll()
-    .where('server_id', '=', serverId)
-    .where('uuid', '=', uuid.toLowerCase())
-    .executeTakeFirst();
-}
-
 /** The oldest unlocked, successful backup: the one a scheduled backup replaces when the limit is reached. */
 export async function findOldestRotatableBackup(db: Queryable, serverId: number): Promise<BackupRow | undefined> {
   return db

@@ -47,21 +47,6 @@ export async function findServerForUser(
   return { server, subuserPermissions: permissions };
 }
 
-export async function findServerById(db: Queryable, id: number): Promise<ServerRow | undefined> {
-  return db.selectFrom('servers').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-/** The subuser permissions of `user` on `server`, or null when they are not a subuser. */
-export async function findSubuserPermissions(db: Queryable, serverId: number, userId: number): Promise<string[] | null> {
-  const row = await db
-    .selectFrom('subusers')
-    .select('permissions')
-    .where('server_id', '=', serverId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-  return row ? (JSON.parse(row.permissions) as string[]) : null;
-}
-
 /** Servers a user can see: owned, subuser of, or all of them for a root admin; newest id last. */
 export function visibleServersQuery(db: Queryable, user: UserRow) {
   let query = db.selectFrom('servers');
@@ -74,10 +59,6 @@ export function visibleServersQuery(db: Queryable, user: UserRow) {
     );
   }
   return query;
-}
-
-export async function setServerStatus(db: Queryable, serverId: number, status: ServerStatus | null, now: number) {
-  await db.updateTable('servers').set({ status, updated_at: now }).where('id', '=', serverId).execute();
 }
 
 /**

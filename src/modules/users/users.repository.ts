@@ -29,14 +29,6 @@ export async function findUserByReference(db: Queryable, reference: string): Pro
     .executeTakeFirst();
 }
 
-export async function findUserById(db: Queryable, id: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export async function findUserByUuid(db: Queryable, uuid: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('uuid', '=', uuid).executeTakeFirst();
-}
-
 /** Which of `username` and `email` another user already has, compared case-insensitively; null when neither. */
 export async function findTakenUserField(db: Queryable, username: string, email: string): Promise<'username' | 'email' | null> {
   const rows = await db
