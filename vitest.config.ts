@@ -1,5 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
+// Said once per run (the test workers would each say it): what runs without PostgreSQL.
+if (!process.env.TEST_DATABASE_URL?.trim()) {
+  console.warn('PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run them.');
+}
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

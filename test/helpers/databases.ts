@@ -84,10 +84,7 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL?.trim() || undefi
 
 export const testDatabases: TestDatabase[] = [sqlite, ...(TEST_DATABASE_URL ? [postgres(TEST_DATABASE_URL)] : [])];
 
-if (!TEST_DATABASE_URL && !process.env.QUETZAL_PG_NOTICE_SHOWN) {
-  process.env.QUETZAL_PG_NOTICE_SHOWN = '1';
-  console.warn('PostgreSQL tests skipped: set TEST_DATABASE_URL (e.g. postgres://postgres@127.0.0.1:5432/test) to run them.');
-}
+// Without TEST_DATABASE_URL the matrix is SQLite only; vitest.config.ts says so once per run.
 
 /** `describe` once per database in the matrix. */
 export function describeEachDatabase(title: string, body: (database: TestDatabase) => void) {
