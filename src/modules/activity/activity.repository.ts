@@ -341,6 +341,32 @@ export async function findSeqsInRange(
 }
 
 /**
+ * How many matching entries lie in [from, to]. Nothing is read in order, so a
+ * kind's stream index serves however many terms match (one range per term);
+ * `via` names the index, as for findSeqsInRange.
+ */
+export async function countInRange(
+  db: Queryable,
+  dialect: DialectName,
+  serverId: number,
+  filter: TermFilter,
+  range: { from: number; to: number; via: TermKindName | 'seq' },
+): Promise<number> {
+  const conditions = and(filterConditions(dialect, filter));
+  const between = sql`l.seq between ${range.from} and ${range.to}`;
+  let query: RawBuilder<{ n: number | string }>;
+  if (range.via === 'seq') {
+    const pin = dialect === 'sqlite' ? sql`indexed by activity_logs_server_seq_unique` : sql``;
+    query = sql`select count(*) as n from activity_logs l ${pin} where l.server_id = ${serverId} and ${between} and ${conditions}`;
+  } else {
+    const pin = dialect === 'sqlite' ? sql`indexed by ${sql.raw(STREAM_COLUMNS[range.via].index)}` : sql``;
+    query = sql`select count(*) as n from activity_logs l ${pin} where ${between} and ${conditions}`;
+  }
+  const result = await query.execute(db);
+  return num(result.rows[0]?.n);
+}
+
+/**
  * Matching seqs read through one kind's stream index (`drive`) and sorted: the
  * cost is the drive's entry count, whatever the page.
  */

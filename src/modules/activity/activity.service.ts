@@ -2,6 +2,7 @@ import type { AppDeps } from '../../app.js';
 import type { DialectName, Queryable } from '../../db/database.js';
 import {
   countFacets,
+  countInRange,
   findEntriesBySeq,
   findSeqsInRange,
   findTermsNotContaining,
@@ -190,10 +191,12 @@ interface Costs {
   residualRow: number;
   /** One entry read through a stream index and sorted. */
   gatherRow: number;
+  /** One entry of a term's stream counted (not returned), its other terms checked. */
+  countRow: number;
 }
 const COSTS: Record<DialectName, Costs> = {
-  sqlite: { statement: 30, seek: 4, seqRow: 0.6, streamRow: 0.15, residualRow: 0.05, gatherRow: 0.3 },
-  postgres: { statement: 250, seek: 8, seqRow: 0.4, streamRow: 0.3, residualRow: 0.1, gatherRow: 0.6 },
+  sqlite: { statement: 30, seek: 4, seqRow: 0.6, streamRow: 0.15, residualRow: 0.05, gatherRow: 0.3, countRow: 0.08 },
+  postgres: { statement: 250, seek: 8, seqRow: 0.4, streamRow: 0.3, residualRow: 0.1, gatherRow: 0.6, countRow: 0.2 },
 };
 const MAX_PROBES = 10;
 /** A kind's stream index is read term by term: for a few terms only. */
@@ -210,7 +213,11 @@ type Path = TermKindName | 'seq';
  * filtered kind's stream index, at a cost of the entries between them. When the
  * filter is on one kind, the rank of any seq is the sum of one index probe per
  * term (the entry's place in its term's stream), so anchors can be placed next
- * to the page by interpolation. Reading every matching entry through the
+ * to the page by interpolation. On several kinds, a rank is counted from the
+ * nearer anchor instead: still proportional to the distance, but counting an
+ * unordered stream range reads far less than scanning in order, and through
+ * whichever kind has the fewest entries however many terms it has; the scan is
+ * then left only the interpolation's error. Reading every matching entry through the
  * smallest filter's stream index and sorting ("gather") is the third way, for
  * small results. Each step takes the cheapest estimate.
  */
@@ -263,7 +270,7 @@ class PageLocator {
         this.rankable = { kind: s.kind, terms, complement: true };
       }
     }
-    if (force === 'scan' || (force === 'probe' && !this.rankable)) return this.scanFrom(this.bestAnchor(rLo, rHi).anchor, rLo, rHi);
+    if (force === 'scan') return this.scanFrom(this.bestAnchor(rLo, rHi).anchor, rLo, rHi);
     if (force === 'probe') {
       for (let probes = 0; ; probes++) {
         const at = this.nextProbe(rLo, probes);
@@ -273,19 +280,56 @@ class PageLocator {
       return this.scanFrom(this.bestAnchor(rLo, rHi).anchor, rLo, rHi);
     }
 
-    const probeCost = this.probeCost();
     for (let probes = 0; ; probes++) {
       const best = this.bestAnchor(rLo, rHi);
+      const at = probes < MAX_PROBES ? this.nextProbe(rLo, probes) : undefined;
+      const probeCost = at === undefined ? Infinity : this.probeCost(at);
       if (gatherCost <= Math.min(best.cost, ideal + probeCost)) return gather();
-      const worthProbing = this.rankable !== undefined && probes < MAX_PROBES && best.cost > ideal + probeCost;
-      const at = worthProbing ? this.nextProbe(rLo, probes) : undefined;
-      if (at === undefined) return this.scanFrom(best.anchor, rLo, rHi);
+      if (at === undefined || best.cost <= ideal + probeCost) return this.scanFrom(best.anchor, rLo, rHi);
       await this.rank(at);
     }
   }
 
-  private probeCost(): number {
-    return this.rankable ? this.costs.statement + this.rankable.terms.length * this.costs.seek : Infinity;
+  /**
+   * What ranking `at` costs: for one kind, a probe per term wherever `at` is;
+   * for several, counting from the nearer known point, so the cost grows with
+   * the distance (without `at`: the cost of the first kind only).
+   */
+  private probeCost(at?: number): number {
+    const c = this.costs;
+    if (this.rankable) return c.statement + this.rankable.terms.length * c.seek;
+    if (at === undefined) return Infinity;
+    const { below, above } = this.around(at);
+    return this.countPath(Math.min(at - below.seq, above.seq - at)).cost;
+  }
+
+  /** The cheapest index to count the matching entries among `span` consecutive seqs through. */
+  private countPath(span: number): { path: Path; cost: number } {
+    const c = this.costs;
+    const bySeq: { path: Path; cost: number } = { path: 'seq', cost: c.statement + span * c.seqRow };
+    if (this.tuning.via === 'seq') return bySeq;
+    let best: { path: Path; cost: number } | undefined;
+    for (const s of this.streams) {
+      // Its entries among the span (as many as the log's average suggests), each counted from the index alone.
+      const cost = c.statement + s.terms.length * c.seek + span * (s.total / this.log.all) * c.countRow;
+      if (best === undefined || cost < best.cost) best = { path: s.kind, cost };
+    }
+    if (best === undefined || (this.tuning.via !== 'stream' && bySeq.cost < best.cost)) return bySeq;
+    return best;
+  }
+
+  /** The known points nearest to `at`: below.seq <= at <= above.seq. */
+  private around(at: number): { below: Anchor; above: Anchor } {
+    let below = this.anchors[0]!;
+    let above = this.anchors[this.anchors.length - 1]!;
+    for (const a of this.anchors) {
+      if (a.seq <= at) below = a;
+      else {
+        above = a;
+        break;
+      }
+    }
+    return { below, above };
   }
 
   /** Anchors found by this listing, for the next ones (activity.anchors.ts). */
@@ -300,9 +344,20 @@ class PageLocator {
   }
 
   private async rank(at: number): Promise<number> {
-    const r = this.rankable!;
-    const ranked = await rankAt(this.db, this.dialect, r.kind, r.terms, at);
-    const rank = r.complement ? at - (this.log.first - 1) - ranked : ranked;
+    let rank: number;
+    if (this.rankable) {
+      const r = this.rankable;
+      const ranked = await rankAt(this.db, this.dialect, r.kind, r.terms, at);
+      rank = r.complement ? at - (this.log.first - 1) - ranked : ranked;
+    } else {
+      // Several kinds have no rank per term: count the matches between `at` and the nearer known point.
+      const { below, above } = this.around(at);
+      const up = at - below.seq <= above.seq - at;
+      const range = up ? { from: below.seq + 1, to: at } : { from: at + 1, to: above.seq };
+      const via = this.countPath(range.to - range.from + 1).path;
+      const counted = await countInRange(this.db, this.dialect, this.serverId, this.filter, { ...range, via });
+      rank = up ? below.rank + counted : above.rank - counted;
+    }
     this.learn({ seq: at, rank });
     return rank;
   }
