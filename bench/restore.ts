@@ -1,19 +1,22 @@
 /**
  * Restore benchmark (issue #3, item 4): a generated volume (a few large
- * semi-random files plus 5,000 small ones in nested folders) is backed up and
- * restored through the service — POST /backups, then POST .../restore, on a
- * real app (SQLite, the local daemon) in a child process — and compared, in
+ * semi-random files plus 5,000 small ones in nested folders) is backed up
+ * (POST /backups on a real app, SQLite and the local daemon, in a child
+ * process) and restored through the service as it is deployed — `node
+ * bin/quetzal.js serve`, what `npm start` runs, from the bundle
+ * scripts/build.js makes — with POST .../restore over HTTP, and compared, in
  * the same run, with GNU `tar -xzf` of the same archive into an empty folder.
  *
  * Each run, alternating whether tar or the service goes first:
  *
  * - tar: wall time of `tar -xzf <archive> -C <empty dir>`
- * - service: wall time from the restore request until the background job has
- *   ended (the server's status is back to null and `restore-complete` is
- *   logged), restoring with truncate onto an emptied volume: the same work as
- *   tar's, everything written and nothing to move aside
- * - service peak RSS: VmHWM of that process, reset just before the request,
- *   so it is the restore's peak, not start-up's; and its RSS before the request
+ * - service: wall time from the restore request until the server's status is
+ *   back to null (polled every 5 ms; `restore-complete` must then be the last
+ *   entry logged), restoring with truncate onto an emptied volume: the same
+ *   work as tar's, everything written and nothing to move aside
+ * - service peak RSS: VmHWM of the service process, reset just before the
+ *   request (two seconds after it answered /health), so it is the restore's
+ *   peak, not start-up's; and its RSS before the request
  * - restore-only peak RSS: the same restore by the local daemon alone, in a
  *   process that loads nothing else (node + tsx + the daemon)
  * - over existing: the restore with truncate onto the full volume (the old

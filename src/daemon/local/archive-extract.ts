@@ -31,6 +31,14 @@ const INFLATE_AHEAD = 1024 * 1024;
 const FILES_IN_FLIGHT = 16;
 /** File bytes received from the archive but not yet written: the bound on what the writes hold in memory. */
 const BYTES_IN_FLIGHT = 4 * 1024 * 1024;
+/**
+ * Files up to this size are written at once, with synchronous calls, when their
+ * whole body has arrived: four calls into the thread pool per file, each a
+ * round trip between threads, cost more than writing a small file does (the
+ * service already reads and writes its SQLite file, in the same DATA_DIR,
+ * synchronously).
+ */
+const SMALL_FILE = 64 * 1024;
 
 // zlib streams pass stream options on to their Transform; ZlibOptions does not list them.
 const inflateOptions: ZlibOptions & Pick<TransformOptions, 'readableHighWaterMark'> = {
@@ -238,6 +246,30 @@ class StagingTree {
     return openFile(absolute, NEW_FILE_FLAGS, 0o600);
   }
 
+  /** A small file written whole: created as createFile does, then written, moded and timed before it is closed. */
+  async writeSmallFile(entryPath: string, absolute: string, body: Buffer[], mode: number, mtime: Date | undefined): Promise<number> {
+    let fd: number;
+    try {
+      fd = fs.openSync(absolute, NEW_FILE_FLAGS, 0o600);
+    } catch (err) {
+      if (errorCode(err) !== 'EEXIST') throw err;
+      await this.clearForNonDirectory(entryPath, absolute);
+      fd = fs.openSync(absolute, NEW_FILE_FLAGS, 0o600);
+    }
+    try {
+      let written = 0;
+      for (const chunk of body) {
+        for (let offset = 0; offset < chunk.length; ) offset += fs.writeSync(fd, chunk, offset);
+        written += chunk.length;
+      }
+      fs.fchmodSync(fd, mode);
+      if (mtime && !Number.isNaN(mtime.getTime())) fs.futimesSync(fd, mtime, mtime);
+      return written;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   async makeDirectory(entry: ReadEntry, segments: string[]): Promise<void> {
     const absolute = await this.prepareParents(entry.path, segments);
     try {
@@ -410,6 +442,7 @@ class Extraction {
     const relative = segments.join('/');
     await this.settleConflicts(relative);
     const absolute = await this.staging.prepareParents(entry.path, segments);
+    if (entry.size <= SMALL_FILE) return this.writeSmallFile(entry, absolute);
     await this.roomForFile();
     if (this.failed) return;
     const write = new FileWrite(this, index, entry.path, absolute, entry.size, fileMode(entry.mode), entry.mtime);
@@ -436,6 +469,17 @@ class Extraction {
     });
     write.end();
   }
+
+  private async writeSmallFile(entry: ReadEntry, absolute: string): Promise<void> {
+    const body: Buffer[] = [];
+    await this.untilFailed((done) => {
+      entry.once('end', done);
+      entry.on('data', (chunk: Buffer) => body.push(chunk));
+    });
+    if (this.failed) return;
+    const written = await this.staging.writeSmallFile(entry.path, absolute, body, fileMode(entry.mode), entry.mtime);
+    if (written !== entry.size) throw new RestoreError(`archive entry ${quote(entry.path)} is truncated`);
+  }
 }
 
 /**
@@ -443,9 +487,10 @@ class Extraction {
  * directory). Resolves only when every entry was extracted and the archive
  * ended cleanly (gzip trailer checked, tar end-of-archive marker seen); throws
  * a RestoreError otherwise, leaving whatever was staged for the caller to
- * remove — but only once no write into it is still going on.
+ * remove — but only once no write into it is still going on. Aborting
+ * `signal` stops it the same way, failing with the signal's reason.
  */
-export async function extractArchive(archive: FileHandle, stagingRoot: string): Promise<void> {
+export async function extractArchive(archive: FileHandle, stagingRoot: string, signal?: AbortSignal): Promise<void> {
   // gzip is undone below, with node's zlib; the parser sees plain tar only.
   const parser = new Parser({ strict: false, brotli: false, zstd: false });
   const extraction = new Extraction(stagingRoot, () => {
@@ -488,6 +533,10 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string): 
   });
   parser.on('error', (err: Error) => extraction.fail(asRestoreError(err, 'the archive is corrupt'), entries));
 
+  // Stopped from outside (the archive's checksum does not match): the reason is reported before any entry's.
+  const stop = () => extraction.fail(signal?.reason, -1);
+  if (signal?.aborted) stop();
+  else signal?.addEventListener('abort', stop, { once: true });
   const drained = () => extraction.untilFailed((done) => parser.once('drain', done));
   try {
     await pipeline(
@@ -514,6 +563,7 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string): 
     if (settled === handling) break;
   }
   await extraction.writesSettled();
+  signal?.removeEventListener('abort', stop);
   if (extraction.failed) throw asRestoreError(extraction.reason, 'the archive could not be extracted');
   if (!sawEndOfArchive) throw new RestoreError('the archive is truncated: it ends before its end-of-archive marker');
 }
