@@ -4,8 +4,8 @@
  *
  * - the authenticated `GET /api/client/servers/{server}/activity` first page
  *   (25 of 1,000 entries written through the activity recorder), served by
- *   the real service (`bin/quetzal.js serve`: SQLite, the local daemon, the
- *   scheduler off), against a bare Fastify app serving the same 25-entry body
+ *   the real service (`bin/quetzal.js serve`, from the bundle `npm start`
+ *   runs: SQLite, the local daemon, the scheduler off), against a bare Fastify app serving the same 25-entry body
  *   on the same route (bench/http-lib/bare-server.ts), in the same run, in
  *   alternating order; requests per second, p50 and p99 latency, and each
  *   server process's RSS;
@@ -276,6 +276,8 @@ function table(rows: string[][]): string {
 }
 
 async function main(): Promise<void> {
+  // The service is measured as `npm start` runs it: from the bundle.
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js')], { stdio: 'inherit' });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-bench-http-'));
   const servers: Server[] = [];
   try {
