@@ -487,10 +487,9 @@ class Extraction {
  * directory). Resolves only when every entry was extracted and the archive
  * ended cleanly (gzip trailer checked, tar end-of-archive marker seen); throws
  * a RestoreError otherwise, leaving whatever was staged for the caller to
- * remove — but only once no write into it is still going on. Aborting
- * `signal` stops it the same way, failing with the signal's reason.
+ * remove — but only once no write into it is still going on.
  */
-export async function extractArchive(archive: FileHandle, stagingRoot: string, signal?: AbortSignal): Promise<void> {
+export async function extractArchive(archive: FileHandle, stagingRoot: string): Promise<void> {
   // gzip is undone below, with node's zlib; the parser sees plain tar only.
   const parser = new Parser({ strict: false, brotli: false, zstd: false });
   const extraction = new Extraction(stagingRoot, () => {
@@ -533,10 +532,6 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string, s
   });
   parser.on('error', (err: Error) => extraction.fail(asRestoreError(err, 'the archive is corrupt'), entries));
 
-  // Stopped from outside (the archive's checksum does not match): the reason is reported before any entry's.
-  const stop = () => extraction.fail(signal?.reason, -1);
-  if (signal?.aborted) stop();
-  else signal?.addEventListener('abort', stop, { once: true });
   const drained = () => extraction.untilFailed((done) => parser.once('drain', done));
   try {
     await pipeline(
@@ -563,7 +558,6 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string, s
     if (settled === handling) break;
   }
   await extraction.writesSettled();
-  signal?.removeEventListener('abort', stop);
   if (extraction.failed) throw asRestoreError(extraction.reason, 'the archive could not be extracted');
   if (!sawEndOfArchive) throw new RestoreError('the archive is truncated: it ends before its end-of-archive marker');
 }

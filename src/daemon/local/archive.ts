@@ -118,15 +118,9 @@ async function sha1Of(archive: FileHandle): Promise<string> {
  * Restores archivePath onto volumeDir (SPEC 4): checks the archive can be read
  * and, when expectedSha1 is given, that its sha1 matches; extracts it into a
  * staging folder beside the volume, refusing any unsafe entry; and only when
- * every entry extracted cleanly and the checksum matched empties the volume
- * (truncate) and moves the staged tree into it, undoing that move if it fails
- * halfway. Throws RestoreError for every refusal and failure, with the volume
- * as it was; a checksum that does not match is the reason given whatever
- * else failed.
- *
- * The checksum is read in a pass of its own, at the same time as the
- * extraction: hashing runs well ahead of decompressing, so a mismatch stops the
- * extraction early, and a good archive costs no extra time (docs/RESTORE.md).
+ * every entry extracted cleanly empties the volume (truncate) and moves the
+ * staged tree into it, undoing that move if it fails halfway. Throws
+ * RestoreError for every refusal and failure, with the volume as it was.
  */
 export async function restoreArchive(opts: {
   archivePath: string;
@@ -140,31 +134,19 @@ export async function restoreArchive(opts: {
   try {
     const volume = await fs.stat(volumeDir).catch(() => null);
     if (!volume?.isDirectory()) throw new RestoreError(`the volume ${quote(volumeDir)} is not a directory`);
-    const checksum =
-      expected === null
-        ? undefined
-        : sha1Of(archive).then((actual) => {
-            if (actual !== expected) {
-              throw new RestoreError(`the backup archive's sha1 ${actual} does not match the recorded checksum ${expected}`);
-            }
-          });
-    await stageAndMerge(archive, volumeDir, opts.truncate, checksum);
+    if (expected !== null) {
+      const actual = await sha1Of(archive);
+      if (actual !== expected) {
+        throw new RestoreError(`the backup archive's sha1 ${actual} does not match the recorded checksum ${expected}`);
+      }
+    }
+    await stageAndMerge(archive, volumeDir, opts.truncate);
   } finally {
     await archive.close();
   }
 }
 
-/** `checksum` settles once the archive's sha1 was checked, rejecting if it does not match. */
-async function stageAndMerge(archive: FileHandle, volumeDir: string, truncate: boolean, checksum?: Promise<void>): Promise<void> {
-  // A mismatch stops the extraction at once, and is the failure reported whatever the extraction says.
-  const stop = new AbortController();
-  const mismatch = checksum?.then(
-    () => null,
-    (err: unknown) => {
-      stop.abort(err);
-      return err;
-    },
-  );
+async function stageAndMerge(archive: FileHandle, volumeDir: string, truncate: boolean): Promise<void> {
   // Beside the volume, so every move into it is a rename on one file system.
   const staging = path.join(path.dirname(volumeDir), `.restore-${path.basename(volumeDir)}-${randomSuffix()}`);
   try {
@@ -178,13 +160,7 @@ async function stageAndMerge(archive: FileHandle, volumeDir: string, truncate: b
     const displaced = path.join(staging, 'displaced');
     await fs.mkdir(tree);
     await fs.mkdir(displaced);
-    const extracted = await extractArchive(archive, tree, stop.signal).then(
-      () => null,
-      (err: unknown) => ({ err }),
-    );
-    const refused = await mismatch;
-    if (refused) throw refused;
-    if (extracted) throw extracted.err;
+    await extractArchive(archive, tree);
 
     const merge = new VolumeMerge(volumeDir, displaced);
     try {
