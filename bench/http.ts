@@ -27,7 +27,6 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -40,6 +39,7 @@ import { recordActivity, SYSTEM_ACTOR, type Actor } from '../src/modules/activit
 import { createApiKey } from '../src/modules/keys/keys.service.js';
 import { createServer } from '../src/modules/servers/servers.service.js';
 import { createUser } from '../src/modules/users/users.repository.js';
+import { freePort } from './lib/ports.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
@@ -74,17 +74,6 @@ interface Server {
   process: ChildProcess;
   url: string;
   exited: Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
