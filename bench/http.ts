@@ -5,8 +5,8 @@
  * - the authenticated `GET /api/client/servers/{server}/activity` first page
  *   (25 of 1,000 entries written through the activity recorder), served by
  *   the real service (`bin/quetzal.js serve`, from the bundle `npm start`
- *   runs: SQLite, the local daemon, the scheduler off), against a bare Fastify app serving the same 25-entry body
- *   on the same route (bench/http-lib/bare-server.ts), in the same run, in
+ *   runs: SQLite, the local daemon, the scheduler off), against a bare
+ *   Fastify app serving the same 25-entry body on the same route (bench/http-lib/bare-server.ts), in the same run, in
  *   alternating order; requests per second, p50 and p99 latency, and each
  *   server process's RSS;
  * - schedule create (`POST .../schedules`) and task update
@@ -39,6 +39,7 @@ import { recordActivity, SYSTEM_ACTOR, type Actor } from '../src/modules/activit
 import { createApiKey } from '../src/modules/keys/keys.service.js';
 import { createServer } from '../src/modules/servers/servers.service.js';
 import { createUser } from '../src/modules/users/users.repository.js';
+import { memoryOf } from './lib/memory.js';
 import { freePort } from './lib/ports.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -122,12 +123,6 @@ function cpuMsOf(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-}
-
-function memoryOf(pid: number): { rssMiB: number; peakRssMiB: number } {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rssMiB: kb('VmRSS') / 1024, peakRssMiB: kb('VmHWM') / 1024 };
 }
 
 // ------------------------------------------------------------------ load

@@ -40,6 +40,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { memoryOf } from './lib/memory.js';
 import { freePort } from './lib/ports.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,9 +71,8 @@ interface ChildResult {
 // ------------------------------------------------------------------ child: the service
 
 function peakRssKb(): number {
-  const status = fs.readFileSync('/proc/self/status', 'utf8');
-  const match = /^VmHWM:\s+(\d+) kB/m.exec(status);
-  return match ? Number(match[1]) : process.resourceUsage().maxRSS;
+  const peak = memoryOf('self').peakRssMiB * 1024;
+  return Number.isNaN(peak) ? process.resourceUsage().maxRSS : peak;
 }
 
 /** Makes VmHWM start again from the current RSS (Linux 4.0+), so the peak is the restore's, not start-up's. */
@@ -350,13 +350,6 @@ async function service(input: ChildInput): Promise<ChildResult> {
   return JSON.parse(line) as ChildResult;
 }
 
-/** A kB figure of /proc/<pid>/status (VmRSS, VmHWM). */
-function statusKb(pid: number, field: string): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match) throw new Error(`no ${field} for process ${pid}`);
-  return Number(match[1]);
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -394,7 +387,7 @@ async function servedRestore(input: ChildInput): Promise<ChildResult> {
     // Start-up's garbage collected, as in a service that has been up a while.
     await sleep(2000);
     const pid = proc.pid!;
-    const rssBefore = statusKb(pid, 'VmRSS');
+    const rssBefore = memoryOf(pid).rssMiB;
     fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
     const status = db.prepare('select status from servers where uuid_short = ?').pluck();
     const start = performance.now();
@@ -406,13 +399,13 @@ async function servedRestore(input: ChildInput): Promise<ChildResult> {
     if (res.status !== 204) throw new Error(`POST /restore: ${res.status} ${await res.text()}`);
     while (status.get(input.serverShort) !== null) await sleep(5);
     const wallMs = performance.now() - start;
-    const peak = statusKb(pid, 'VmHWM');
+    const peak = memoryOf(pid).peakRssMiB;
     const last = db
       .prepare('select l.event from activity_logs l join servers s on s.id = l.server_id where s.uuid_short = ? order by l.id desc limit 1')
       .pluck()
       .get(input.serverShort);
     if (last !== 'server:backup.restore-complete') throw new Error(`restore did not complete: last event ${String(last)}`);
-    return { wallMs, rssBeforeMiB: rssBefore / 1024, peakRssMiB: peak / 1024 };
+    return { wallMs, rssBeforeMiB: rssBefore, peakRssMiB: peak };
   } finally {
     db.close();
     proc.kill('SIGTERM');

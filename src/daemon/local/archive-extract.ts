@@ -88,6 +88,11 @@ async function lstatOrNull(target: string): Promise<fs.Stats | null> {
   }
 }
 
+/** The time a file entry is stamped with: its own, unless it has none that is valid. */
+function modificationTime(entry: ReadEntry): Date | undefined {
+  return entry.mtime && !Number.isNaN(entry.mtime.getTime()) ? entry.mtime : undefined;
+}
+
 /** Writes every byte of `buffers` at the file's current offset. */
 async function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
   let total = 0;
@@ -175,7 +180,7 @@ class FileWrite {
       }
       if (this.written !== this.size) throw new RestoreError(`archive entry ${quote(this.entryPath)} is truncated`);
       await fchmod(fd, this.mode);
-      if (this.mtime && !Number.isNaN(this.mtime.getTime())) await futimes(fd, this.mtime);
+      if (this.mtime) await futimes(fd, this.mtime);
     } finally {
       // Whatever was not written is no longer held for.
       let unwritten = 0;
@@ -263,7 +268,7 @@ class StagingTree {
         written += chunk.length;
       }
       fs.fchmodSync(fd, mode);
-      if (mtime && !Number.isNaN(mtime.getTime())) fs.futimesSync(fd, mtime, mtime);
+      if (mtime) fs.futimesSync(fd, mtime, mtime);
       return written;
     } finally {
       fs.closeSync(fd);
@@ -445,7 +450,7 @@ class Extraction {
     if (entry.size <= SMALL_FILE) return this.writeSmallFile(entry, absolute);
     await this.roomForFile();
     if (this.failed) return;
-    const write = new FileWrite(this, index, entry.path, absolute, entry.size, fileMode(entry.mode), entry.mtime);
+    const write = new FileWrite(this, index, entry.path, absolute, entry.size, fileMode(entry.mode), modificationTime(entry));
     this.inFlight.set(relative, write);
     void write.done.then(() => {
       if (this.inFlight.get(relative) === write) this.inFlight.delete(relative);
@@ -477,7 +482,7 @@ class Extraction {
       entry.on('data', (chunk: Buffer) => body.push(chunk));
     });
     if (this.failed) return;
-    const written = await this.staging.writeSmallFile(entry.path, absolute, body, fileMode(entry.mode), entry.mtime);
+    const written = await this.staging.writeSmallFile(entry.path, absolute, body, fileMode(entry.mode), modificationTime(entry));
     if (written !== entry.size) throw new RestoreError(`archive entry ${quote(entry.path)} is truncated`);
   }
 }
