@@ -7,8 +7,13 @@
  *   the real service (`bin/quetzal.js serve`, from the bundle `npm start`
  *   runs: SQLite, the local daemon, the scheduler off), against a bare
  *   Fastify app serving the same 25-entry body on the same route (bench/http-lib/bare-server.ts), in the same run, in
- *   alternating order; requests per second, p50 and p99 latency, and each
+ *   rotating order; requests per second, p50 and p99 latency, and each
  *   server process's RSS;
+ * - the same service with its rendered-listing cache off (`ACTIVITY_CACHE_MB=0`,
+ *   a second instance on the same database): every request queries and renders;
+ * - the cached service while this process writes 20 entries a second to the
+ *   served log (as another instance would), so the cache must render again
+ *   after each write;
  * - schedule create (`POST .../schedules`) and task update
  *   (`POST .../schedules/{schedule}/tasks/{task}`) on the real service.
  *
@@ -67,6 +72,8 @@ const LOG_LEVEL = stringOption('log-level') ?? 'warn';
 const CPU_PROF = stringOption('cpu-prof');
 const WRITES = !process.argv.includes('--no-writes');
 const WARMUP = 3;
+/** Entries written to the served log per second during the "busy" load. */
+const BUSY_WRITES_PER_SECOND = 20;
 
 // ------------------------------------------------------------------ processes
 
@@ -241,7 +248,41 @@ async function seed(databaseUrl: string, dataDir: string) {
   }
   await daemon.close();
   await handle.close();
-  return { token, serverShort: server.uuid_short };
+  return { token, serverShort: server.uuid_short, serverId: server.id, actor: user };
+}
+
+/**
+ * Runs `load` while this process writes activity entries to the served server's
+ * log through the recorder, as another instance would, BUSY_WRITES_PER_SECOND a second.
+ */
+async function whileWriting<T>(
+  databaseUrl: string,
+  target: { serverId: number; actor: Actor },
+  load: () => Promise<T>,
+): Promise<T> {
+  const handle = openDatabase(databaseUrl);
+  let written = 0;
+  let writing = Promise.resolve();
+  const timer = setInterval(() => {
+    writing = writing.then(async () => {
+      await recordActivity(handle.db, {
+        serverId: target.serverId,
+        event: 'server:console.command',
+        actor: target.actor,
+        properties: { command: `say busy ${written}` },
+        timestamp: Date.now(),
+      });
+      written += 1;
+    });
+  }, 1000 / BUSY_WRITES_PER_SECOND);
+  try {
+    return await load();
+  } finally {
+    clearInterval(timer);
+    await writing;
+    await handle.close();
+    if (written === 0) throw new Error('the busy load wrote nothing');
+  }
 }
 
 // ------------------------------------------------------------------ report
@@ -267,7 +308,7 @@ async function main(): Promise<void> {
   try {
     const dataDir = path.join(root, 'data');
     const databaseUrl = `sqlite:${path.join(root, 'bench.sqlite')}`;
-    const { token, serverShort } = await seed(databaseUrl, dataDir);
+    const { token, serverShort, serverId, actor } = await seed(databaseUrl, dataDir);
     const base = `/api/client/servers/${serverShort}`;
     const activityPath = `${base}/activity`;
 
@@ -276,21 +317,27 @@ async function main(): Promise<void> {
       path.join(ROOT, 'bin', 'quetzal.js'),
       'serve',
     ];
-    const real = await startServer(
-      'real',
-      realArgs,
-      {
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        HOST: '127.0.0.1',
-        SCHEDULER: 'off',
-        QUETZAL_BOOTSTRAP: 'off',
-        LOG_LEVEL,
-        RATE_LIMIT_PER_MINUTE: '1000000',
-      },
+    const serviceEnv = {
+      DATA_DIR: dataDir,
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      // One base for the pagination links, whatever port each instance listens on.
+      APP_URL: 'http://panel.example.test',
+      SCHEDULER: 'off',
+      QUETZAL_BOOTSTRAP: 'off',
+      LOG_LEVEL,
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    };
+    const real = await startServer('real', realArgs, serviceEnv, { path: activityPath, token });
+    servers.push(real);
+    // The same service with the rendered-listing cache off: every request queries and renders.
+    const uncached = await startServer(
+      'real, cache off',
+      [path.join(ROOT, 'bin', 'quetzal.js'), 'serve'],
+      { ...serviceEnv, ACTIVITY_CACHE_MB: '0' },
       { path: activityPath, token },
     );
-    servers.push(real);
+    servers.push(uncached);
 
     // The bare app serves exactly the real first page.
     const firstPage = await fetch(`${real.url}${activityPath}`, {
@@ -310,6 +357,10 @@ async function main(): Promise<void> {
     servers.push(bare);
     const bareBody = (await (await fetch(`${bare.url}${activityPath}`)).json()) as unknown;
     if (!isDeepStrictEqual(bareBody, firstBody)) throw new Error('the bare app does not serve the real first page');
+    const uncachedBody = (await (
+      await fetch(`${uncached.url}${activityPath}`, { headers: { authorization: `Bearer ${token}` } })
+    ).json()) as unknown;
+    if (!isDeepStrictEqual(uncachedBody, firstBody)) throw new Error('the service with its cache off serves another first page');
     console.error(
       `first page: ${Buffer.byteLength(JSON.stringify(firstBody))} bytes, 25 of ${ENTRIES} entries; real ${real.url} (pid ${real.process.pid}), bare ${bare.url} (pid ${bare.process.pid})`,
     );
@@ -336,19 +387,29 @@ async function main(): Promise<void> {
     const taskId = ((await task.json()) as { attributes: { id: number } }).attributes.id;
     if (!scheduleId || !taskId) throw new Error('could not create the schedule and task for the write loads');
 
-    for (const server of [bare, real]) await measure(server, activityPath, token, { duration: WARMUP });
+    for (const server of [bare, real, uncached]) await measure(server, activityPath, token, { duration: WARMUP });
 
     interface Round {
       bare: LoadResult;
       real: LoadResult;
+      uncached: LoadResult;
+      busy: LoadResult;
       scheduleCreate: LoadResult | undefined;
       taskUpdate: LoadResult | undefined;
     }
     const rounds: Round[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const order = i % 2 === 0 ? [bare, real] : [real, bare];
+      const order = [
+        [bare, real, uncached],
+        [real, uncached, bare],
+        [uncached, bare, real],
+      ][i % 3]!;
       const results = new Map<Server, LoadResult>();
       for (const server of order) results.set(server, await measure(server, activityPath, token, { duration: DURATION }));
+      // The cached service while its log is written to, as on a busy server: each write makes the next request render again.
+      const busy = await whileWriting(databaseUrl, { serverId, actor }, () =>
+        measure(real, activityPath, token, { duration: DURATION }),
+      );
       const scheduleCreate = WRITES
         ? await measure(real, `${base}/schedules`, token, { method: 'POST', body: scheduleBody, duration: DURATION })
         : undefined;
@@ -359,19 +420,33 @@ async function main(): Promise<void> {
             duration: DURATION,
           })
         : undefined;
-      const round = { bare: results.get(bare)!, real: results.get(real)!, scheduleCreate, taskUpdate };
+      const round = {
+        bare: results.get(bare)!,
+        real: results.get(real)!,
+        uncached: results.get(uncached)!,
+        busy,
+        scheduleCreate,
+        taskUpdate,
+      };
       rounds.push(round);
       console.error(
         `round ${i + 1}/${ROUNDS}: bare ${round.bare.requestsPerSecond.toFixed(0)} req/s, real ${round.real.requestsPerSecond.toFixed(0)} req/s ` +
           `(${((100 * round.real.requestsPerSecond) / round.bare.requestsPerSecond).toFixed(0)}%), p99 ${round.real.p99Ms} ms; ` +
+          `cache off ${round.uncached.requestsPerSecond.toFixed(0)} req/s (${((100 * round.uncached.requestsPerSecond) / round.bare.requestsPerSecond).toFixed(0)}%); ` +
           (scheduleCreate && taskUpdate
             ? `schedule create ${scheduleCreate.requestsPerSecond.toFixed(0)}/s, task update ${taskUpdate.requestsPerSecond.toFixed(0)}/s`
             : 'writes skipped'),
       );
     }
-    const peak = { bare: memoryOf(bare.process.pid!).peakRssMiB, real: memoryOf(real.process.pid!).peakRssMiB };
+    const peak = {
+      bare: memoryOf(bare.process.pid!).peakRssMiB,
+      real: memoryOf(real.process.pid!).peakRssMiB,
+      uncached: memoryOf(uncached.process.pid!).peakRssMiB,
+    };
 
     const ratios = rounds.map((r) => r.real.requestsPerSecond / r.bare.requestsPerSecond);
+    const uncachedRatios = rounds.map((r) => r.uncached.requestsPerSecond / r.bare.requestsPerSecond);
+    const busyRatios = rounds.map((r) => r.busy.requestsPerSecond / r.bare.requestsPerSecond);
     const row = (label: string, results: LoadResult[], peakRss?: number) => [
       label,
       median(results.map((r) => r.requestsPerSecond)).toFixed(0),
@@ -398,6 +473,15 @@ async function main(): Promise<void> {
           rounds.map((r) => r.real),
           peak.real,
         ),
+        row(
+          'GET /activity, real app, cache off',
+          rounds.map((r) => r.uncached),
+          peak.uncached,
+        ),
+        row(
+          `GET /activity, real app, ${BUSY_WRITES_PER_SECOND} log writes/s`,
+          rounds.map((r) => r.busy),
+        ),
         ...(WRITES
           ? [
               row(
@@ -414,8 +498,11 @@ async function main(): Promise<void> {
     );
     // CPU per request: what each server would do on a core of its own, whatever else ran meanwhile.
     const cpuRatios = rounds.map((r) => r.bare.cpuUsPerRequest / r.real.cpuUsPerRequest);
+    const percents = (values: number[]) => values.map((r) => `${(100 * r).toFixed(0)}%`).join(', ');
     console.log(
-      `\nreal / bare req/s: ${ratios.map((r) => `${(100 * r).toFixed(0)}%`).join(', ')} (median ${(100 * median(ratios)).toFixed(0)}%; target >= 50%, p99 <= 10 ms)` +
+      `\nreal / bare req/s: ${percents(ratios)} (median ${(100 * median(ratios)).toFixed(0)}%; target >= 50%, p99 <= 10 ms)` +
+        `\nreal with the listing cache off / bare req/s: ${percents(uncachedRatios)} (median ${(100 * median(uncachedRatios)).toFixed(0)}%)` +
+        `\nreal with ${BUSY_WRITES_PER_SECOND} log writes/s / bare req/s: ${percents(busyRatios)} (median ${(100 * median(busyRatios)).toFixed(0)}%)` +
         `\nbare / real server CPU per request: ${cpuRatios.map((r) => `${(100 * r).toFixed(0)}%`).join(', ')} (median ${(100 * median(cpuRatios)).toFixed(0)}%)\n`,
     );
     const summary = (results: LoadResult[]) => ({
@@ -434,7 +521,12 @@ async function main(): Promise<void> {
         logLevel: LOG_LEVEL,
         bare: { ...summary(rounds.map((r) => r.bare)), peakRssMiB: Math.round(peak.bare) },
         real: { ...summary(rounds.map((r) => r.real)), peakRssMiB: Math.round(peak.real) },
+        realCacheOff: { ...summary(rounds.map((r) => r.uncached)), peakRssMiB: Math.round(peak.uncached) },
         realToBare: Number(median(ratios).toFixed(3)),
+        realCacheOffToBare: Number(median(uncachedRatios).toFixed(3)),
+        realBusy: summary(rounds.map((r) => r.busy)),
+        realBusyToBare: Number(median(busyRatios).toFixed(3)),
+        busyWritesPerSecond: BUSY_WRITES_PER_SECOND,
         realToBareByCpu: Number(median(cpuRatios).toFixed(3)),
         ...(WRITES
           ? {

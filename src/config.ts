@@ -16,6 +16,8 @@ export interface Config {
   readonly logLevel: string;
   readonly scheduleTaskLimit: number;
   readonly activityPruneDays: number;
+  /** Memory for rendered activity listings, in MiB; 0 turns the cache off. */
+  readonly activityCacheMb: number;
   readonly bootstrap: boolean;
 }
 
@@ -80,6 +82,7 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     logLevel: env.LOG_LEVEL?.trim() || 'info',
     scheduleTaskLimit: integer(env, 'SCHEDULE_TASK_LIMIT', 10, 0, 1000),
     activityPruneDays: integer(env, 'ACTIVITY_PRUNE_DAYS', 90, 1, 36500),
+    activityCacheMb: integer(env, 'ACTIVITY_CACHE_MB', 16, 0, 4096),
     bootstrap: onOff(env, 'QUETZAL_BOOTSTRAP', true),
   });
 }

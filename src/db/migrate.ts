@@ -4,6 +4,7 @@ import type { DatabaseHandle } from './database.js';
 import { initialMigration } from './migrations/001_initial.js';
 import { activityMigration } from './migrations/002_activity.js';
 import { schedulerMigration } from './migrations/003_scheduler.js';
+import { changeGenerationsMigration } from './migrations/004_change_generations.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -11,6 +12,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '001_initial': initialMigration(handle.dialect),
     '002_activity': activityMigration(handle.dialect),
     '003_scheduler': schedulerMigration(handle.dialect),
+    '004_change_generations': changeGenerationsMigration(handle.dialect),
   };
 }
 

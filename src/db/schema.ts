@@ -164,6 +164,12 @@ export interface ActivityFacetTable {
   total: number;
 }
 
+/** A number raised on every change to the named table (migration 004), what caches check. */
+export interface ChangeGenerationTable {
+  name: string;
+  generation: number;
+}
+
 export interface Tables {
   users: UserTable;
   api_keys: ApiKeyTable;
@@ -176,6 +182,7 @@ export interface Tables {
   activity_servers: ActivityServerTable;
   activity_terms: ActivityTermTable;
   activity_facets: ActivityFacetTable;
+  change_generations: ChangeGenerationTable;
 }
 
 export type UserRow = Selectable<UserTable>;

@@ -196,6 +196,27 @@ export async function findUnfilteredPage(
   return { total, rows };
 }
 
+const listingVersion = precompiled<{ last_seq: number | null; total: number | null; generation: number }>(
+  (serverId) => sql`
+    select a.last_seq, a.total, g.generation
+    from change_generations g left join activity_servers a on a.server_id = ${serverId}
+    where g.name = 'users'`,
+  1,
+);
+
+/**
+ * Everything a server's rendered listing depends on besides the request, as one
+ * string: its entries (the counters change with every write and every prune,
+ * in the writer's transaction; `last_seq` never goes back, so no pair of
+ * counters comes round twice) and its actors' user rows (the users
+ * generation, raised by trigger). Equal versions, equal listings.
+ */
+export async function findListingVersion(db: Queryable, serverId: number): Promise<string> {
+  const row = (await listingVersion(db, [serverId])).rows[0];
+  if (!row) throw new Error('change_generations has no users row: is the database migrated?');
+  return `${row.last_seq ?? '-'}/${row.total ?? '-'}/${row.generation}`;
+}
+
 // ---------------------------------------------------------------- resolving a filter
 
 /**
