@@ -360,17 +360,53 @@ class Extraction {
 
   /** Waits for the writes of files at `relative` or at any of its parents: later entries there must see them done. */
   private async settleConflicts(relative: string): Promise<void> {
-    for (;;) {
-      let conflict: FileWrite | undefined;
-      for (const [busy, write] of this.inFlight) {
-        if (relative === busy || relative.startsWith(`${busy}/`)) {
-          conflict = write;
-          break;
-        }
-      }
-      if (!conflict) return;
-      await conflict.done;
+    for (let conflict = this.writeAtOrAbove(relative); conflict; conflict = this.writeAtOrAbove(relative)) await conflict.done;
+  }
+
+  /** A file write in flight at `relative` or at one of its parents. */
+  private writeAtOrAbove(relative: string): FileWrite | undefined {
+    if (this.inFlight.size === 0) return undefined;
+    for (const [busy, write] of this.inFlight) {
+      if (relative === busy || relative.startsWith(`${busy}/`)) return write;
     }
+    return undefined;
+  }
+
+  /**
+   * Decides an entry at once, in the parser's own call, when nothing makes it
+   * wait (the caller knows no earlier entry is still being decided): a folder,
+   * or a small file, with no write in flight at or above its path. The small
+   * file is written when its body has arrived, which is before the parser
+   * hands over the next entry. False when the entry must go the long way
+   * (place). Most entries of a real volume go this way: it skips a dozen
+   * promises per entry.
+   */
+  placeNow(entry: ReadEntry, index: number): boolean {
+    const isFile = entry.type === 'File' || entry.type === 'OldFile' || entry.type === 'ContiguousFile';
+    if (!(isFile && entry.size <= SMALL_FILE) && entry.type !== 'Directory') return false;
+    try {
+      const segments = entrySegments(entry.path);
+      if (segments.length === 0 || this.writeAtOrAbove(segments.join('/'))) return false;
+      if (!isFile) {
+        this.staging.makeDirectory(entry, segments);
+        entry.resume();
+        return true;
+      }
+      const absolute = this.staging.prepareParents(entry.path, segments);
+      const body: Buffer[] = [];
+      entry.on('data', (chunk: Buffer) => body.push(chunk));
+      entry.once('end', () => {
+        if (this.failed) return;
+        try {
+          this.finishSmallFile(entry, absolute, body);
+        } catch (err) {
+          this.fail(err, index);
+        }
+      });
+    } catch (err) {
+      this.fail(err, index);
+    }
+    return true;
   }
 
   private async roomForFile(): Promise<void> {
@@ -471,6 +507,10 @@ class Extraction {
       entry.on('data', (chunk: Buffer) => body.push(chunk));
     });
     if (this.failed) return;
+    this.finishSmallFile(entry, absolute, body);
+  }
+
+  private finishSmallFile(entry: ReadEntry, absolute: string, body: Buffer[]): void {
     const written = this.staging.writeSmallFile(entry.path, absolute, body, fileMode(entry.mode), modificationTime(entry));
     if (written !== entry.size) throw new RestoreError(`archive entry ${quote(entry.path)} is truncated`);
   }
@@ -502,16 +542,22 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string): 
   // The parser hands over the next entry once this one has ended, i.e. once
   // its body was taken or it was resumed here; the chain keeps the decisions
   // strictly in archive order, while file bodies are written in the background.
+  let waiting = 0;
   parser.on('entry', (entry: ReadEntry) => {
     const index = entries;
     entries += 1;
     entry.on('error', (err: unknown) => extraction.fail(err, index));
+    if (waiting === 0 && !extraction.failed && extraction.placeNow(entry, index)) return;
+    waiting += 1;
     handling = handling
       .then(async () => {
         if (extraction.failed) return;
         await extraction.place(entry, index);
       })
-      .catch((err: unknown) => extraction.fail(err, index));
+      .catch((err: unknown) => extraction.fail(err, index))
+      .then(() => {
+        waiting -= 1;
+      });
   });
   // Entries the parser will not hand over: unknown types (sparse files, volume labels...) and oversized meta headers.
   parser.on('ignoredEntry', (entry: ReadEntry) => {
