@@ -32,9 +32,11 @@ const FILES_IN_FLIGHT = 16;
 /** File bytes received from the archive but not yet written: the bound on what the writes hold in memory. */
 const BYTES_IN_FLIGHT = 4 * 1024 * 1024;
 /**
- * Files up to this size are written at once, with synchronous calls, when their
- * whole body has arrived: four calls into the thread pool per file, each a
- * round trip between threads, cost more than writing a small file does (the
+ * Files up to this size are written whole once their body has arrived: created
+ * in the thread pool, several at once (a create can cost half a millisecond of
+ * kernel time on a disk, and creates in different threads overlap), then
+ * written, moded, timed and closed with synchronous calls. Five round trips
+ * between threads per file cost more than writing a small file does (the
  * service already reads and writes its SQLite file, in the same DATA_DIR,
  * synchronously).
  */
@@ -67,6 +69,7 @@ function errorCode(err: unknown): string | undefined {
 function fsCall<T>(start: (done: (err: NodeJS.ErrnoException | null, value: T) => void) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => start((err, value) => (err ? reject(err) : resolve(value))));
 }
+const openFile = (target: string, flags: number, mode: number) => fsCall<number>((cb) => fs.open(target, flags, mode, cb));
 const closeFile = (fd: number) => fsCall<void>((cb) => fs.close(fd, (err) => cb(err ?? null, undefined)));
 const fchmod = (fd: number, mode: number) => fsCall<void>((cb) => fs.fchmod(fd, mode, (err) => cb(err ?? null, undefined)));
 const futimes = (fd: number, time: Date) => fsCall<void>((cb) => fs.futimes(fd, time, time, (err) => cb(err ?? null, undefined)));
@@ -102,6 +105,11 @@ async function writeAll(fd: number, buffers: Buffer[]): Promise<void> {
     total -= written;
     written = await writev(fd, buffers);
   }
+}
+
+/** A file being written in the background. */
+interface Write {
+  readonly done: Promise<void>;
 }
 
 /** The failure that ends an extraction; the lowest entry index wins, so the reason does not depend on timing. */
@@ -247,9 +255,20 @@ class StagingTree {
     return fs.openSync(absolute, NEW_FILE_FLAGS, 0o600);
   }
 
-  /** A small file written whole: created as createFile does, then written, moded and timed before it is closed. */
-  writeSmallFile(entryPath: string, absolute: string, body: Buffer[], mode: number, mtime: Date | undefined): number {
-    const fd = this.createFile(entryPath, absolute);
+  /**
+   * A small file written whole: created as createFile does, but in the thread
+   * pool (a create is the costly call, on some disks half a millisecond of
+   * kernel time, and several can run at once), then written, moded and timed
+   * before it is closed.
+   */
+  async writeSmallFile(entryPath: string, absolute: string, body: Buffer[], mode: number, mtime: Date | undefined): Promise<number> {
+    let fd: number;
+    try {
+      fd = await openFile(absolute, NEW_FILE_FLAGS, 0o600);
+    } catch (err) {
+      if (errorCode(err) !== 'EEXIST') throw err;
+      fd = this.createFile(entryPath, absolute);
+    }
     try {
       let written = 0;
       for (const chunk of body) {
@@ -296,7 +315,7 @@ class Extraction {
   /** Waits to end when the extraction fails (see untilFailed). */
   private readonly failureListeners = new Set<() => void>();
   /** Files being written, by entry path (segments joined with '/'). */
-  private readonly inFlight = new Map<string, FileWrite>();
+  private readonly inFlight = new Map<string, Write>();
   private bytesInFlight = 0;
   private bytesWaiters: Array<() => void> = [];
 
@@ -364,7 +383,7 @@ class Extraction {
   }
 
   /** A file write in flight at `relative` or at one of its parents. */
-  private writeAtOrAbove(relative: string): FileWrite | undefined {
+  private writeAtOrAbove(relative: string): Write | undefined {
     if (this.inFlight.size === 0) return undefined;
     for (const [busy, write] of this.inFlight) {
       if (relative === busy || relative.startsWith(`${busy}/`)) return write;
@@ -396,12 +415,7 @@ class Extraction {
       const body: Buffer[] = [];
       entry.on('data', (chunk: Buffer) => body.push(chunk));
       entry.once('end', () => {
-        if (this.failed) return;
-        try {
-          this.finishSmallFile(entry, absolute, body);
-        } catch (err) {
-          this.fail(err, index);
-        }
+        if (!this.failed) this.startSmallFile(entry, segments.join('/'), absolute, body, index);
       });
     } catch (err) {
       this.fail(err, index);
@@ -409,7 +423,7 @@ class Extraction {
     return true;
   }
 
-  private async roomForFile(): Promise<void> {
+  async roomForFile(): Promise<void> {
     while (this.inFlight.size >= FILES_IN_FLIGHT && !this.failed) {
       await this.untilFailed((done) => {
         for (const write of this.inFlight.values()) void write.done.then(done);
@@ -472,7 +486,7 @@ class Extraction {
     const relative = segments.join('/');
     await this.settleConflicts(relative);
     const absolute = this.staging.prepareParents(entry.path, segments);
-    if (entry.size <= SMALL_FILE) return this.writeSmallFile(entry, absolute);
+    if (entry.size <= SMALL_FILE) return this.writeSmallFile(entry, relative, absolute, index);
     await this.roomForFile();
     if (this.failed) return;
     const write = new FileWrite(this, index, entry.path, absolute, entry.size, fileMode(entry.mode), modificationTime(entry));
@@ -500,19 +514,28 @@ class Extraction {
     write.end();
   }
 
-  private async writeSmallFile(entry: ReadEntry, absolute: string): Promise<void> {
+  private async writeSmallFile(entry: ReadEntry, relative: string, absolute: string, index: number): Promise<void> {
     const body: Buffer[] = [];
     await this.untilFailed((done) => {
       entry.once('end', done);
       entry.on('data', (chunk: Buffer) => body.push(chunk));
     });
-    if (this.failed) return;
-    this.finishSmallFile(entry, absolute, body);
+    if (!this.failed) this.startSmallFile(entry, relative, absolute, body, index);
   }
 
-  private finishSmallFile(entry: ReadEntry, absolute: string, body: Buffer[]): void {
-    const written = this.staging.writeSmallFile(entry.path, absolute, body, fileMode(entry.mode), modificationTime(entry));
-    if (written !== entry.size) throw new RestoreError(`archive entry ${quote(entry.path)} is truncated`);
+  /** Writes a small file whose whole body has arrived, in the background. */
+  private startSmallFile(entry: ReadEntry, relative: string, absolute: string, body: Buffer[], index: number): void {
+    const done = this.staging
+      .writeSmallFile(entry.path, absolute, body, fileMode(entry.mode), modificationTime(entry))
+      .then((written) => {
+        if (written !== entry.size) throw new RestoreError(`archive entry ${quote(entry.path)} is truncated`);
+      })
+      .catch((err: unknown) => this.fail(err, index));
+    const write: Write = { done };
+    this.inFlight.set(relative, write);
+    void done.then(() => {
+      if (this.inFlight.get(relative) === write) this.inFlight.delete(relative);
+    });
   }
 }
 
@@ -582,6 +605,8 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string): 
           if (extraction.failed) throw extraction.reason;
           // What follows the end-of-archive marker is ignored (as tar does), but still read, so gzip's CRC is checked.
           if (sawEndOfArchive) continue;
+          // Small files are written in the background as the parser delivers them: at most so many at once.
+          await extraction.roomForFile();
           if (!parser.write(chunk)) await drained();
         }
         if (extraction.failed) throw extraction.reason;
