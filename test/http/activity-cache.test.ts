@@ -133,6 +133,21 @@ describeEachDatabase('activity listing cache', (database) => {
     expect(await ips(owner)).toEqual(['198.51.100.1', '198.51.100.2']);
   });
 
+  it('renders every request when the users generation row is gone, rather than failing', async () => {
+    const { owner, server } = await h.make.ownedServer();
+    const actor = await h.make.user();
+    await record(server, 'server:test.one', by(actor, '203.0.113.4'), h.clock.now());
+    expect((await both(owner, server)).meta.pagination.total).toBe(1);
+    await sql`delete from change_generations where name = 'users'`.execute(h.db.db);
+    try {
+      await sql`update users set username = ${'gone_' + actor.user.id} where id = ${actor.user.id}`.execute(h.db.db);
+      const listing = await both(owner, server);
+      expect(listing.data[0]!.attributes.relationships.actor.attributes!.username).toBe(`gone_${actor.user.id}`);
+    } finally {
+      await sql`insert into change_generations (name, generation) values ('users', 1000)`.execute(h.db.db);
+    }
+  });
+
   it('serves errors uncached and the listing again once the request is valid', async () => {
     const { owner, server } = await h.make.ownedServer();
     await record(server, 'server:test.one', SYSTEM_ACTOR, h.clock.now());

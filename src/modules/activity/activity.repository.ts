@@ -209,12 +209,13 @@ const listingVersion = precompiled<{ last_seq: number | null; total: number | nu
  * string: its entries (the counters change with every write and every prune,
  * in the writer's transaction; `last_seq` never goes back, so no pair of
  * counters comes round twice) and its actors' user rows (the users
- * generation, raised by trigger). Equal versions, equal listings.
+ * generation, raised by trigger). Equal versions, equal listings. Undefined
+ * when there is no telling.
  */
-export async function findListingVersion(db: Queryable, serverId: number): Promise<string> {
+export async function findListingVersion(db: Queryable, serverId: number): Promise<string | undefined> {
   const row = (await listingVersion(db, [serverId])).rows[0];
-  if (!row) throw new Error('change_generations has no users row: is the database migrated?');
-  return `${row.last_seq ?? '-'}/${row.total ?? '-'}/${row.generation}`;
+  // Without its users row (removed by hand) nothing can tell a stale listing: none is cached.
+  return row ? `${row.last_seq ?? '-'}/${row.total ?? '-'}/${row.generation}` : undefined;
 }
 
 // ---------------------------------------------------------------- resolving a filter

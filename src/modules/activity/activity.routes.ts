@@ -22,12 +22,12 @@ export function registerActivityRoutes(app: FastifyInstance, deps: AppDeps) {
       const query = parseActivityQuery(request.query);
       const viewer: ActivityViewer = { userId: request.auth.user.id, seesAllIps: request.target.access.isOwnerOrAdmin };
       const serverId = request.target.server.id;
-      if (!cache.enabled)
-        return reply.type(JSON_TYPE).send(JSON.stringify(await renderListing(deps, request, serverId, viewer, query)));
-
       // Read before rendering: a write in between leaves a stored listing newer than its version
       // (the next request renders again), never older.
-      const version = await findListingVersion(deps.db, serverId);
+      const version = cache.enabled ? await findListingVersion(deps.db, serverId) : undefined;
+      if (version === undefined) {
+        return reply.type(JSON_TYPE).send(JSON.stringify(await renderListing(deps, request, serverId, viewer, query)));
+      }
       // Owners and root admins see the same listing; a subuser sees only their own entries' IPs.
       const key = `${serverId} ${viewer.seesAllIps ? '*' : viewer.userId} ${request.url}`;
       let body = cache.get(key, version);
