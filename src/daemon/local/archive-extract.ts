@@ -411,12 +411,7 @@ class Extraction {
         entry.resume();
         return true;
       }
-      const absolute = this.staging.prepareParents(entry.path, segments);
-      const body: Buffer[] = [];
-      entry.on('data', (chunk: Buffer) => body.push(chunk));
-      entry.once('end', () => {
-        if (!this.failed) this.startSmallFile(entry, segments.join('/'), absolute, body, index);
-      });
+      this.takeSmallFile(entry, segments.join('/'), this.staging.prepareParents(entry.path, segments), index);
     } catch (err) {
       this.fail(err, index);
     }
@@ -486,7 +481,7 @@ class Extraction {
     const relative = segments.join('/');
     await this.settleConflicts(relative);
     const absolute = this.staging.prepareParents(entry.path, segments);
-    if (entry.size <= SMALL_FILE) return this.writeSmallFile(entry, relative, absolute, index);
+    if (entry.size <= SMALL_FILE) return this.takeSmallFile(entry, relative, absolute, index);
     await this.roomForFile();
     if (this.failed) return;
     const write = new FileWrite(this, index, entry.path, absolute, entry.size, fileMode(entry.mode), modificationTime(entry));
@@ -514,16 +509,19 @@ class Extraction {
     write.end();
   }
 
-  private async writeSmallFile(entry: ReadEntry, relative: string, absolute: string, index: number): Promise<void> {
+  /**
+   * Collects a small file's body and, once it has all arrived, writes the file
+   * in the background. Nothing to wait for here: the parser hands over the
+   * next entry only after this one's end, when the write is under way.
+   */
+  private takeSmallFile(entry: ReadEntry, relative: string, absolute: string, index: number): void {
     const body: Buffer[] = [];
-    await this.untilFailed((done) => {
-      entry.once('end', done);
-      entry.on('data', (chunk: Buffer) => body.push(chunk));
+    entry.on('data', (chunk: Buffer) => body.push(chunk));
+    entry.once('end', () => {
+      if (!this.failed) this.startSmallFile(entry, relative, absolute, body, index);
     });
-    if (!this.failed) this.startSmallFile(entry, relative, absolute, body, index);
   }
 
-  /** Writes a small file whose whole body has arrived, in the background. */
   private startSmallFile(entry: ReadEntry, relative: string, absolute: string, body: Buffer[], index: number): void {
     const done = this.staging
       .writeSmallFile(entry.path, absolute, body, fileMode(entry.mode), modificationTime(entry))
