@@ -25,15 +25,12 @@ export function registerActivityRoutes(app: FastifyInstance, deps: AppDeps) {
       // Read before rendering: a write in between leaves a stored listing newer than its version
       // (the next request renders again), never older.
       const version = cache.enabled ? await findListingVersion(deps.db, serverId) : undefined;
-      if (version === undefined) {
-        return reply.type(JSON_TYPE).send(JSON.stringify(await renderListing(deps, request, serverId, viewer, query)));
-      }
       // Owners and root admins see the same listing; a subuser sees only their own entries' IPs.
       const key = `${serverId} ${viewer.seesAllIps ? '*' : viewer.userId} ${request.url}`;
-      let body = cache.get(key, version);
+      let body = version === undefined ? undefined : cache.get(key, version);
       if (body === undefined) {
         body = JSON.stringify(await renderListing(deps, request, serverId, viewer, query));
-        cache.set(key, version, body);
+        if (version !== undefined) cache.set(key, version, body);
       }
       return reply.type(JSON_TYPE).send(body);
     },
