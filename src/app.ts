@@ -1,10 +1,6 @@
 import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
 import qs from 'qs';
 import swagger from '@fastify/swagger';
-import type { Database, DialectName } from './db/database.js';
-import type { Config } from './config.js';
-import type { Clock } from './clock.js';
-import type { Daemon } from './daemon/daemon.js';
 import { registerJsonBodyParser, BODY_LIMIT } from './http/body-parser.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { methodNotAllowed, notFound } from './http/errors.js';
@@ -16,25 +12,15 @@ import { registerScheduleExecuteRoute } from './modules/schedules/schedules.exec
 import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
 import { registerActivityRoutes } from './modules/activity/activity.routes.js';
 import { registerBackupRoutes } from './modules/backups/backups.routes.js';
-import type { BackgroundJobs } from './background.js';
-
-/** Everything a request handler may need, passed explicitly (no global decorators). */
-export interface AppDeps {
-  db: Database;
-  dialect: DialectName;
-  config: Config;
-  clock: Clock;
-  daemon: Daemon;
-  jobs: BackgroundJobs;
-  /** Wakes the scheduler when schedules change (no-op without one). */
-  onSchedulesChanged?: () => void;
-}
+import type { AppDeps } from './deps.js';
 
 export interface BuildAppOptions {
   logger?: boolean | object;
 }
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+export type { AppDeps };
 
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({

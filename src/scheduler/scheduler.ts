@@ -1,4 +1,4 @@
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { Queryable } from '../db/database.js';
 import type { ScheduleRow, TaskRow } from '../db/schema.js';
 import { recordActivity, SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';

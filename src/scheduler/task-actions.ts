@@ -1,4 +1,4 @@
-import type { AppDeps } from '../app.js';
+import type { AppDeps } from '../deps.js';
 import type { DaemonServer, PowerSignal } from '../daemon/daemon.js';
 import { SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';
 import { createBackupAndWait, parseIgnored } from '../modules/backups/backups.service.js';

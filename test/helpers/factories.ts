@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AppDeps } from '../../src/app.js';
+import type { AppDeps } from '../../src/deps.js';
 import type { ServerRow, ServerStatus, UserRow } from '../../src/db/schema.js';
 import { createUser } from '../../src/modules/users/users.repository.js';
 import { createApiKey } from '../../src/modules/keys/keys.service.js';

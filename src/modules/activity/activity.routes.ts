@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import { list, pagination } from '../../http/envelopes.js';
 import { clientRoute } from '../../http/routes.js';
 import { findListingVersion } from './activity.repository.js';

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import type { DialectName, Queryable } from '../../db/database.js';
 import {
   countFacets,

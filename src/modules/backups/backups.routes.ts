@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { list, pagination } from '../../http/envelopes.js';
 import { can } from '../../http/permissions.js';

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
 import type { BackupRow, ServerRow } from '../../db/schema.js';
 import { conflict, displayException, forbidden, notFound, serviceLimitExceeded } from '../../http/errors.js';

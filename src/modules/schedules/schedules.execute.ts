@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import type { ScheduleRow, ServerRow } from '../../db/schema.js';
 import { conflict, displayException } from '../../http/errors.js';
 import { clientRoute } from '../../http/routes.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { list } from '../../http/envelopes.js';
 import { CreateScheduleBody, UpdateScheduleBody, type CreateScheduleInput, type UpdateScheduleInput } from './schedules.schemas.js';

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import type { ScheduleRow, ScheduleUpdate, ServerRow } from '../../db/schema.js';
 import { ValidationError } from '../../http/errors.js';
 import { toBoolean } from '../../http/validation.js';

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import type { ServerRow } from '../../db/schema.js';
 import { DaemonError } from '../../daemon/daemon.js';
 import { forbidden, ValidationError } from '../../http/errors.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { list, pagination } from '../../http/envelopes.js';
 import { parsePageQuery } from '../../http/query.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { CreateTaskBody, UpdateTaskBody, type CreateTaskInput, type UpdateTaskInput } from './tasks.schemas.js';
 import { createTask, deleteTask, updateTask, type TaskTarget } from './tasks.service.js';

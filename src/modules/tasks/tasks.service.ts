@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../app.js';
+import type { AppDeps } from '../../deps.js';
 import type { ScheduleRow, ServerRow, TaskRow, TaskUpdate } from '../../db/schema.js';
 import { serviceLimitExceeded } from '../../http/errors.js';
 import type { Access } from '../../http/permissions.js';

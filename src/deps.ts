@@ -1,0 +1,21 @@
+import type { Database, DialectName } from './db/database.js';
+import type { Config } from './config.js';
+import type { Clock } from './clock.js';
+import type { Daemon } from './daemon/daemon.js';
+import type { BackgroundJobs } from './background.js';
+
+/**
+ * Everything a request handler, a service or the scheduler may need, passed
+ * explicitly (no global decorators). Modules take only what they use, narrowed
+ * with `Pick<AppDeps, ...>`.
+ */
+export interface AppDeps {
+  db: Database;
+  dialect: DialectName;
+  config: Config;
+  clock: Clock;
+  daemon: Daemon;
+  jobs: BackgroundJobs;
+  /** Wakes the scheduler when schedules change (no-op without one). */
+  onSchedulesChanged?: () => void;
+}
