@@ -8,7 +8,7 @@ import type { Config } from './config.js';
 import type { LocalDaemon } from './daemon/local/local-daemon.js';
 import type { DatabaseHandle } from './db/database.js';
 import { startActivityPruner } from './modules/activity/activity.pruner.js';
-import { schedulesChangedNotifier } from './scheduler/notify.js';
+import { schedulesChangedNotifier } from './timing/wakeup.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
 
 /**

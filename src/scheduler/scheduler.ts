@@ -2,11 +2,11 @@ import type { AppDeps } from '../deps.js';
 import type { Queryable } from '../db/database.js';
 import type { ScheduleRow, TaskRow } from '../db/schema.js';
 import { recordActivity, SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';
-import { cronFieldsOf } from '../modules/schedules/schedules.service.js';
-import { nextRunAfter } from './cron.js';
+import { cronFieldsOf } from '../timing/cron.js';
+import { nextRunAfter } from '../timing/cron.js';
 import { claimantIsDead, instanceIdentity, type InstanceIdentity } from './instance.js';
-import { silentLogger, type SchedulerLogger } from './logger.js';
-import { notifySchedulesChanged, ScheduleChangeListener } from './notify.js';
+import { silentLogger, type SchedulerLogger } from '../timing/logger.js';
+import { notifySchedulesChanged, ScheduleChangeListener } from '../timing/wakeup.js';
 import {
   advancePastSkippedRun,
   claimRuns,

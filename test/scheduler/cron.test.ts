@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkCron, nextRunAfter, type CronField, type CronFields } from '../../src/scheduler/cron.js';
+import { checkCron, nextRunAfter, type CronField, type CronFields } from '../../src/timing/cron.js';
 
 /**
  * The cron evaluator (SPEC 2.1): syntax, the day OR rule, strictly-after

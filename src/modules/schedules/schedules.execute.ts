@@ -4,7 +4,7 @@ import type { ScheduleRow, ServerRow } from '../../db/schema.js';
 import { conflict, displayException } from '../../http/errors.js';
 import { clientRoute } from '../../http/routes.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
-import { notifySchedulesChanged } from '../../scheduler/notify.js';
+import { notifySchedulesChanged } from '../../timing/wakeup.js';
 
 type Deps = Pick<AppDeps, 'db' | 'dialect' | 'clock'> & { onSchedulesChanged?: (() => void) | undefined };
 

@@ -3,21 +3,11 @@ import type { ScheduleRow, ScheduleUpdate, ServerRow } from '../../db/schema.js'
 import { ValidationError } from '../../http/errors.js';
 import { toBoolean } from '../../http/validation.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
-import { checkCron, nextRunAfter, type CronFields } from '../../scheduler/cron.js';
+import { checkCron, cronFieldsOf, nextRunAfter, type CronFields } from '../../timing/cron.js';
 import type { CreateScheduleInput, UpdateScheduleInput } from './schedules.schemas.js';
 import { deleteScheduleRow, insertSchedule, updateScheduleRow } from './schedules.repository.js';
 
 type Deps = Pick<AppDeps, 'db' | 'clock' | 'config'> & { onSchedulesChanged?: () => void };
-
-export function cronFieldsOf(schedule: ScheduleRow): CronFields {
-  return {
-    minute: schedule.cron_minute,
-    hour: schedule.cron_hour,
-    day_of_month: schedule.cron_day_of_month,
-    month: schedule.cron_month,
-    day_of_week: schedule.cron_day_of_week,
-  };
-}
 
 /** Validates the expression and returns its next run strictly after `now` (SPEC 2.1). */
 function nextRunOf(fields: CronFields, timezone: string, now: number): number {

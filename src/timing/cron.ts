@@ -1,3 +1,4 @@
+import type { ScheduleRow } from '../db/schema.js';
 /**
  * The cron evaluator behind schedule validation (SPEC 2.1) and the scheduler's
  * `next_run_at` (SPEC 7).
@@ -497,4 +498,15 @@ export function checkCron(fields: CronFields, timezone: string, now: Date | numb
     return { ok: false, field: 'cron', message: 'The cron expression never matches a future time (for example 30 February).' };
   }
   return { ok: true };
+}
+
+/** The five cron fields of a schedule row. */
+export function cronFieldsOf(schedule: ScheduleRow): CronFields {
+  return {
+    minute: schedule.cron_minute,
+    hour: schedule.cron_hour,
+    day_of_month: schedule.cron_day_of_month,
+    month: schedule.cron_month,
+    day_of_week: schedule.cron_day_of_week,
+  };
 }
