@@ -5,10 +5,14 @@ import { registerJsonBodyParser, BODY_LIMIT } from './http/body-parser.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { methodNotAllowed, notFound } from './http/errors.js';
 import { registerClientGuard } from './http/client-guard.js';
+import type { ClientResolver } from './http/client-resolver.js';
+import { registerHealthRoute } from './http/health.js';
 import { CLIENT_PREFIX } from './http/routes.js';
+import { authenticateToken } from './modules/keys/keys.service.js';
+import { pingDatabase } from './modules/servers/servers.repository.js';
+import { findServerTarget } from './modules/servers/servers.targets.js';
 import { registerServerRoutes } from './modules/servers/servers.routes.js';
 import { registerScheduleRoutes } from './modules/schedules/schedules.routes.js';
-import { registerScheduleExecuteRoute } from './modules/schedules/schedules.execute.js';
 import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
 import { registerActivityRoutes } from './modules/activity/activity.routes.js';
 import { registerBackupRoutes } from './modules/backups/backups.routes.js';
@@ -46,7 +50,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 
   registerJsonBodyParser(app);
   registerErrorHandler(app);
-  registerClientGuard(app, { db: deps.db, clock: deps.clock, rateLimitPerMinute: deps.config.rateLimitPerMinute });
+  const resolver: ClientResolver = {
+    authenticate: (token, ip, now) => authenticateToken(deps.db, token, ip, now),
+    findServerTarget: (user, ids) => findServerTarget(deps.db, user, ids),
+  };
+  registerClientGuard(app, { resolver, clock: deps.clock, rateLimitPerMinute: deps.config.rateLimitPerMinute });
 
   // Known paths answered with the wrong method are a 405 (SPEC 1.2), so remember every path's methods.
   const methodsByPath = new Map<string, Set<string>>();
@@ -57,19 +65,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     methodsByPath.set(route.url, known);
   });
 
-  app.get('/health', { schema: { hide: true } }, async (_request, reply) => {
-    try {
-      await deps.db.selectFrom('servers').select('id').limit(1).execute();
-      return { status: 'ok' };
-    } catch {
-      return reply.status(503).send({ status: 'unavailable' });
-    }
-  });
+  registerHealthRoute(app, () => pingDatabase(deps.db));
   app.get(`${CLIENT_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   registerServerRoutes(app, deps);
   registerScheduleRoutes(app, deps);
-  registerScheduleExecuteRoute(app, deps);
   registerTaskRoutes(app, deps);
   registerActivityRoutes(app, deps);
   registerBackupRoutes(app, deps);

@@ -52,3 +52,31 @@ export function pagination(args: {
     links,
   };
 }
+
+/**
+ * A page of a listing in the list envelope, with its pagination meta (links
+ * relative to the request's `url`) and any further meta members after it.
+ */
+export function paginatedList<T, Meta extends object = Record<never, never>>(
+  data: T[],
+  page: { total: number; page: number; perPage: number },
+  request: { url: string; baseUrl: string },
+  moreMeta?: Meta,
+) {
+  const [path = '', rawQuery = ''] = request.url.split('?');
+  return {
+    ...list(data),
+    meta: {
+      pagination: pagination({
+        total: page.total,
+        count: data.length,
+        perPage: page.perPage,
+        page: page.page,
+        baseUrl: request.baseUrl,
+        path,
+        rawQuery,
+      }),
+      ...moreMeta,
+    },
+  };
+}

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { ValidationError } from './errors.js';
 
 /** A query parameter that must be a whole number in [min, max] (SPEC 3, 8). */
@@ -14,11 +15,25 @@ export function integerParam(raw: unknown, name: string, fallback: number, min: 
   return value;
 }
 
+/** A listing's `page` and `per_page` as given: parsePageQuery checks them, with Laravel's messages. */
+export const PageQuery = Type.Object({
+  page: Type.Optional(Type.String()),
+  per_page: Type.Optional(Type.String()),
+});
+
 /** `page` (>= 1) and `per_page` (1..max) from a query; page numbers have no upper bound but must be safe integers. */
-export function parsePageQuery(query: unknown, opts: { defaultPerPage: number; maxPerPage: number }) {
-  const q = (query ?? {}) as Record<string, unknown>;
+export function parsePageQuery(
+  query: { page?: unknown; per_page?: unknown },
+  opts: { defaultPerPage: number; maxPerPage: number },
+): PageRequest {
   return {
-    perPage: integerParam(q.per_page, 'per_page', opts.defaultPerPage, 1, opts.maxPerPage),
-    page: integerParam(q.page, 'page', 1, 1, Number.MAX_SAFE_INTEGER),
+    perPage: integerParam(query.per_page, 'per_page', opts.defaultPerPage, 1, opts.maxPerPage),
+    page: integerParam(query.page, 'page', 1, 1, Number.MAX_SAFE_INTEGER),
   };
+}
+
+/** Which page of a listing a request asks for. */
+export interface PageRequest {
+  page: number;
+  perPage: number;
 }

@@ -1,5 +1,5 @@
 import { CliError, requireOption, type CliCommand } from '../command.js';
-import { findApiKeyByIdentifier, revokeApiKey } from '../../modules/keys/keys.service.js';
+import { findApiKeyByIdentifier, revokeApiKey } from '../../modules/keys/keys.repository.js';
 
 /**
  * `key:revoke --identifier ID` (CONTRACT.md): the key stops working at once, in

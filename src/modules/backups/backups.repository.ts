@@ -39,6 +39,11 @@ export async function findBackupById(db: Queryable, id: number): Promise<BackupR
   return db.selectFrom('backups').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** A backup by UUID (lower case), only if it belongs to `serverId`. */
+export async function findBackupOfServer(db: Queryable, uuid: string, serverId: number): Promise<BackupRow | undefined> {
+  return db.selectFrom('backups').selectAll().where('uuid', '=', uuid).where('server_id', '=', serverId).executeTakeFirst();
+}
+
 /** The oldest unlocked, successful backup: the one a scheduled backup replaces when the limit is reached. */
 export async function findOldestRotatableBackup(db: Queryable, serverId: number): Promise<BackupRow | undefined> {
   return db

@@ -1,17 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
-import { list, pagination } from '../../http/envelopes.js';
-import { can } from '../../http/permissions.js';
+import { paginatedList } from '../../http/envelopes.js';
 import { parsePageQuery } from '../../http/query.js';
-import {
-  BackupListQuery,
-  CreateBackupBody,
-  RestoreBackupBody,
-  type CreateBackupInput,
-  type RestoreBackupInput,
-} from './backups.schemas.js';
-import { backupRequestFromBody, deleteBackup, listBackups, restoreBackup, startBackup, toggleLock } from './backups.service.js';
+import { BackupListQuery, CreateBackupBody, RestoreBackupBody } from './backups.schemas.js';
+import { deleteBackup, listBackups, requestBackup, restoreBackup, toggleLock } from './backups.service.js';
 import { backupItem } from './backups.transformer.js';
 
 export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
@@ -22,24 +15,15 @@ export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'backup.read',
     querystring: BackupListQuery,
     handler: async (request) => {
-      const { page, perPage } = parsePageQuery(request.query, { defaultPerPage: 20, maxPerPage: 50 });
-      const { rows, total, backupCount } = await listBackups(deps.db, request.target.server, page, perPage);
-      return {
-        ...list(rows.map(backupItem)),
-        meta: {
-          pagination: pagination({
-            total,
-            count: rows.length,
-            perPage,
-            page,
-            baseUrl: deps.config.appUrl,
-            path: request.url.split('?')[0]!,
-            rawQuery: request.url.split('?')[1] ?? '',
-          }),
-          // Pterodactyl's clients show "n of limit" from this: backups that did not fail.
-          backup_count: backupCount,
-        },
-      };
+      const page = parsePageQuery(request.query, { defaultPerPage: 20, maxPerPage: 50 });
+      const { rows, total, backupCount } = await listBackups(deps.db, request.target.server, page);
+      // Pterodactyl's clients show "n of limit" from backup_count: backups that did not fail.
+      return paginatedList(
+        rows.map(backupItem),
+        { total, ...page },
+        { url: request.url, baseUrl: deps.config.appUrl },
+        { backup_count: backupCount },
+      );
     },
   });
 
@@ -53,8 +37,7 @@ export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
     body: CreateBackupBody,
     handler: async (request) => {
       const { server, access } = request.target;
-      const input = backupRequestFromBody(request.body as CreateBackupInput, can(access, 'backup.delete'));
-      return backupItem(await startBackup(deps, server, request.auth.actor, input));
+      return backupItem(await requestBackup(deps, server, access, request.auth.actor, request.body));
     },
   });
 
@@ -63,7 +46,7 @@ export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
     url: '/servers/:server/backups/:backup',
     summary: 'Show one backup',
     permission: 'backup.read',
-    handler: async (request) => backupItem(request.target.backup!),
+    handler: async (request) => backupItem(request.target.backup),
   });
 
   clientRoute(app, {
@@ -74,7 +57,7 @@ export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
     mutates: true,
     blockedDuringRestore: true,
     handler: async (request, reply) => {
-      await deleteBackup(deps, request.target.server, request.target.backup!, request.auth.actor);
+      await deleteBackup(deps, request.target.server, request.target.backup, request.auth.actor);
       return reply.status(204).send();
     },
   });
@@ -86,7 +69,7 @@ export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'backup.delete',
     mutates: true,
     handler: async (request) =>
-      backupItem(await toggleLock(deps, request.target.server, request.target.backup!, request.auth.actor)),
+      backupItem(await toggleLock(deps, request.target.server, request.target.backup, request.auth.actor)),
   });
 
   clientRoute(app, {
@@ -99,7 +82,7 @@ export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
     body: RestoreBackupBody,
     handler: async (request, reply) => {
       const { server, backup } = request.target;
-      await restoreBackup(deps, server, backup!, request.auth.actor, request.body as RestoreBackupInput);
+      await restoreBackup(deps, server, backup, request.auth.actor, request.body);
       return reply.status(204).send();
     },
   });

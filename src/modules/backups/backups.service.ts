@@ -8,6 +8,8 @@ import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
 import type { BackupRow, ServerRow } from '../../db/schema.js';
 import { conflict, displayException, forbidden, notFound, serviceLimitExceeded } from '../../http/errors.js';
+import { can, type Access } from '../../http/permissions.js';
+import type { PageRequest } from '../../http/query.js';
 import { toBoolean } from '../../http/validation.js';
 import { recordActivity, SYSTEM_ACTOR, type Actor } from '../activity/activity.recorder.js';
 import { daemonServer } from '../servers/servers.service.js';
@@ -88,7 +90,8 @@ export function isRestorable(backup: BackupRow): boolean {
   return backup.is_successful === 1 && backup.completed_at !== null;
 }
 
-export async function listBackups(db: Queryable, server: ServerRow, page: number, perPage: number) {
+/** One page of a server's backups, newest first; how many there are; and how many count toward the limit. */
+export async function listBackups(db: Queryable, server: ServerRow, { page, perPage }: PageRequest) {
   const [rows, total, backupCount] = await Promise.all([
     findBackupsPage(db, server.id, perPage, (page - 1) * perPage),
     countBackups(db, server.id),
@@ -209,13 +212,23 @@ export async function completeBackup(deps: BackupDeps, server: ServerRow, backup
   return error === undefined ? { backup: finished } : { backup: finished, error };
 }
 
-/** What a client's create request asks for; `is_locked` is honoured only for callers who may delete backups (as Pterodactyl does). */
-export function backupRequestFromBody(input: CreateBackupInput, mayDelete: boolean): NewBackupRequest {
-  return {
+/**
+ * POST /backups: starts the backup a client asks for. `is_locked` is honoured
+ * only for callers who may delete backups (as Pterodactyl does).
+ */
+export async function requestBackup(
+  deps: BackgroundBackupDeps,
+  server: ServerRow,
+  access: Access,
+  actor: Actor,
+  input: CreateBackupInput,
+): Promise<BackupRow> {
+  const mayDelete = can(access, 'backup.delete');
+  return startBackup(deps, server, actor, {
     name: input.name,
     ignored: parseIgnored(input.ignored),
     isLocked: mayDelete && input.is_locked !== undefined && toBoolean(input.is_locked),
-  };
+  });
 }
 
 /**

@@ -33,3 +33,39 @@ export async function findTasksBySchedule(db: Queryable, scheduleIds: number[]):
   for (const row of rows) bySchedule.get(row.schedule_id)?.push(row);
   return bySchedule;
 }
+
+/** A schedule by id, only if it belongs to `serverId`. */
+export async function findScheduleOfServer(db: Queryable, id: number, serverId: number): Promise<ScheduleRow | undefined> {
+  return db.selectFrom('schedules').selectAll().where('id', '=', id).where('server_id', '=', serverId).executeTakeFirst();
+}
+
+/**
+ * Asks for a run now (SPEC 7) in one conditional UPDATE: only if the schedule
+ * is idle, not already requested, has tasks, and its server's status is null.
+ * Of two concurrent requests exactly one is accepted. False when refused.
+ */
+export async function markRunRequested(db: Queryable, scheduleId: number, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('schedules')
+    .set({ run_requested_at: now })
+    .where('id', '=', scheduleId)
+    .where('is_processing', '=', 0)
+    .where('run_requested_at', 'is', null)
+    .where((eb) => eb.exists(eb.selectFrom('tasks').select('tasks.id').whereRef('tasks.schedule_id', '=', 'schedules.id')))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('servers')
+          .select('servers.id')
+          .whereRef('servers.id', '=', 'schedules.server_id')
+          .where('servers.status', 'is', null),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function scheduleHasTasks(db: Queryable, scheduleId: number): Promise<boolean> {
+  const task = await db.selectFrom('tasks').select('id').where('schedule_id', '=', scheduleId).limit(1).executeTakeFirst();
+  return task !== undefined;
+}

@@ -2,28 +2,24 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { list } from '../../http/envelopes.js';
-import { CreateScheduleBody, UpdateScheduleBody, type CreateScheduleInput, type UpdateScheduleInput } from './schedules.schemas.js';
-import { createSchedule, deleteSchedule, updateSchedule } from './schedules.service.js';
-import { findSchedulesOfServer, findTasksBySchedule } from './schedules.repository.js';
+import { CreateScheduleBody, UpdateScheduleBody } from './schedules.schemas.js';
+import {
+  createSchedule,
+  deleteSchedule,
+  listSchedules,
+  requestScheduleRun,
+  updateSchedule,
+  scheduleWithTasks,
+} from './schedules.service.js';
 import { scheduleItem } from './schedules.transformer.js';
-import type { ScheduleRow } from '../../db/schema.js';
 
 export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
-  const withTasks = async (schedule: ScheduleRow) => {
-    const tasks = await findTasksBySchedule(deps.db, [schedule.id]);
-    return scheduleItem(schedule, tasks.get(schedule.id) ?? []);
-  };
-
   clientRoute(app, {
     method: 'GET',
     url: '/servers/:server/schedules',
     summary: "List a server's schedules with their tasks",
     permission: 'schedule.read',
-    handler: async (request) => {
-      const schedules = await findSchedulesOfServer(deps.db, request.target.server.id);
-      const tasks = await findTasksBySchedule(deps.db, schedules.map((s) => s.id));
-      return list(schedules.map((s) => scheduleItem(s, tasks.get(s.id) ?? [])));
-    },
+    handler: async (request) => list((await listSchedules(deps.db, request.target.server)).map(scheduleItem)),
   });
 
   clientRoute(app, {
@@ -34,8 +30,8 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
     mutates: true,
     body: CreateScheduleBody,
     handler: async (request) => {
-      const schedule = await createSchedule(deps, request.target.server, request.auth.actor, request.body as CreateScheduleInput);
-      return scheduleItem(schedule, []);
+      const schedule = await createSchedule(deps, request.target.server, request.auth.actor, request.body);
+      return scheduleItem({ schedule, tasks: [] });
     },
   });
 
@@ -44,7 +40,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
     url: '/servers/:server/schedules/:schedule',
     summary: 'Show a schedule with its tasks',
     permission: 'schedule.read',
-    handler: async (request) => withTasks(request.target.schedule!),
+    handler: async (request) => scheduleItem(await scheduleWithTasks(deps.db, request.target.schedule)),
   });
 
   clientRoute(app, {
@@ -56,8 +52,7 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
     body: UpdateScheduleBody,
     handler: async (request) => {
       const { server, schedule } = request.target;
-      const updated = await updateSchedule(deps, server, schedule!, request.auth.actor, request.body as UpdateScheduleInput);
-      return withTasks(updated);
+      return scheduleItem(await updateSchedule(deps, server, schedule, request.auth.actor, request.body));
     },
   });
 
@@ -68,8 +63,22 @@ export function registerScheduleRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'schedule.delete',
     mutates: true,
     handler: async (request, reply) => {
-      await deleteSchedule(deps, request.target.server, request.target.schedule!, request.auth.actor);
+      await deleteSchedule(deps, request.target.server, request.target.schedule, request.auth.actor);
       return reply.status(204).send();
+    },
+  });
+
+  clientRoute(app, {
+    method: 'POST',
+    url: '/servers/:server/schedules/:schedule/execute',
+    summary: 'Run a schedule now, whether or not it is active (202, empty body)',
+    permission: 'schedule.update',
+    mutates: true,
+    blockedDuringRestore: true,
+    handler: async (request, reply) => {
+      await requestScheduleRun(deps, request.target.server, request.target.schedule, request.auth.actor);
+      // Pterodactyl answers 202 with nothing to read.
+      return reply.status(202).send();
     },
   });
 }

@@ -1,13 +1,42 @@
 import type { AppDeps } from '../../deps.js';
-import type { ScheduleRow, ScheduleUpdate, ServerRow } from '../../db/schema.js';
-import { ValidationError } from '../../http/errors.js';
+import type { Queryable } from '../../db/database.js';
+import type { ScheduleRow, ScheduleUpdate, ServerRow, TaskRow } from '../../db/schema.js';
+import { conflict, displayException, ValidationError } from '../../http/errors.js';
 import { toBoolean } from '../../http/validation.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
 import { checkCron, cronFieldsOf, nextRunAfter, type CronFields } from '../../timing/cron.js';
+import { notifySchedulesChanged } from '../../timing/wakeup.js';
+import { findServerStatus } from '../servers/servers.repository.js';
 import type { CreateScheduleInput, UpdateScheduleInput } from './schedules.schemas.js';
-import { deleteScheduleRow, insertSchedule, updateScheduleRow } from './schedules.repository.js';
+import {
+  deleteScheduleRow,
+  findSchedulesOfServer,
+  findTasksBySchedule,
+  insertSchedule,
+  markRunRequested,
+  scheduleHasTasks,
+  updateScheduleRow,
+} from './schedules.repository.js';
 
-type Deps = Pick<AppDeps, 'db' | 'clock' | 'config'> & { onSchedulesChanged?: () => void };
+type Deps = Pick<AppDeps, 'db' | 'clock' | 'config'> & { onSchedulesChanged?: (() => void) | undefined };
+
+export interface ScheduleWithTasks {
+  schedule: ScheduleRow;
+  /** In sequence order. */
+  tasks: TaskRow[];
+}
+
+/** A server's schedules, each with its tasks (two queries, whatever the count). */
+export async function listSchedules(db: Queryable, server: ServerRow): Promise<ScheduleWithTasks[]> {
+  const schedules = await findSchedulesOfServer(db, server.id);
+  const tasks = await findTasksBySchedule(db, schedules.map((s) => s.id));
+  return schedules.map((schedule) => ({ schedule, tasks: tasks.get(schedule.id) ?? [] }));
+}
+
+export async function scheduleWithTasks(db: Queryable, schedule: ScheduleRow): Promise<ScheduleWithTasks> {
+  const tasks = await findTasksBySchedule(db, [schedule.id]);
+  return { schedule, tasks: tasks.get(schedule.id) ?? [] };
+}
 
 /** Validates the expression and returns its next run strictly after `now` (SPEC 2.1). */
 function nextRunOf(fields: CronFields, timezone: string, now: number): number {
@@ -59,14 +88,17 @@ export async function createSchedule(deps: Deps, server: ServerRow, actor: Actor
   return schedule;
 }
 
-/** A partial update: absent members keep their value; `{}` still touches updated_at and logs (SPEC 2.1). */
+/**
+ * A partial update: absent members keep their value; `{}` still touches
+ * updated_at and logs (SPEC 2.1). Returns the schedule as it is now, with its tasks.
+ */
 export async function updateSchedule(
   deps: Deps,
   server: ServerRow,
   schedule: ScheduleRow,
   actor: Actor,
   input: UpdateScheduleInput,
-): Promise<ScheduleRow> {
+): Promise<ScheduleWithTasks> {
   const now = deps.clock.now();
   const before = cronFieldsOf(schedule);
   const fields: CronFields = {
@@ -107,7 +139,7 @@ export async function updateSchedule(
     return row;
   });
   deps.onSchedulesChanged?.();
-  return updated;
+  return scheduleWithTasks(deps.db, updated);
 }
 
 export async function deleteSchedule(deps: Deps, server: ServerRow, schedule: ScheduleRow, actor: Actor): Promise<void> {
@@ -121,6 +153,47 @@ export async function deleteSchedule(deps: Deps, server: ServerRow, schedule: Sc
       properties: { name: schedule.name },
       timestamp: now,
     });
+  });
+  deps.onSchedulesChanged?.();
+}
+
+const NO_TASKS = 'Cannot process schedule for task execution: no tasks are registered.';
+const BUSY = 'This schedule is already running or waiting to run.';
+const SERVER_NOT_READY = 'This server is not in a state that allows its schedules to run.';
+
+/**
+ * POST .../schedules/{schedule}/execute (SPEC 7): asks for a run now, whatever
+ * is_active says. The request is a row change, not a call into this process's
+ * scheduler, so that it works with SCHEDULER=off: whichever instance runs the
+ * scheduler picks it up (woken at once here, by NOTIFY elsewhere on PostgreSQL,
+ * by its poll on SQLite) and logs `server:schedule.run` like any run.
+ *
+ * One conditional UPDATE decides (markRunRequested); `server:schedule.execute`
+ * is written in the same transaction.
+ */
+export async function requestScheduleRun(
+  deps: Deps & Pick<AppDeps, 'dialect'>,
+  server: ServerRow,
+  schedule: ScheduleRow,
+  actor: Actor,
+): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await markRunRequested(trx, schedule.id, now))) {
+      // Refused: say why, in SPEC 7's terms.
+      if (!(await scheduleHasTasks(trx, schedule.id))) throw displayException(NO_TASKS);
+      const current = await findServerStatus(trx, server.id);
+      throw conflict(current?.status === null ? BUSY : SERVER_NOT_READY);
+    }
+    await recordActivity(trx, {
+      serverId: server.id,
+      event: 'server:schedule.execute',
+      actor,
+      properties: { name: schedule.name },
+      timestamp: now,
+    });
+    // Delivered at commit, to schedulers in other processes.
+    await notifySchedulesChanged(trx, deps.dialect);
   });
   deps.onSchedulesChanged?.();
 }

@@ -1,10 +1,10 @@
-import type { ScheduleRow, TaskRow } from '../../db/schema.js';
 import { isoDate } from '../../http/dates.js';
 import { item, list } from '../../http/envelopes.js';
 import { taskItem } from '../tasks/tasks.transformer.js';
+import type { ScheduleWithTasks } from './schedules.service.js';
 
 /** `server_schedule` with its tasks under relationships, where Pterodactyl's clients read them (SPEC 2.1). */
-export function scheduleItem(schedule: ScheduleRow, tasks: TaskRow[]) {
+export function scheduleItem({ schedule, tasks }: ScheduleWithTasks) {
   return item('server_schedule', {
     id: schedule.id,
     name: schedule.name,

@@ -1,11 +1,9 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
 export const PowerBody = Type.Object({
   signal: Type.Union([Type.Literal('start'), Type.Literal('stop'), Type.Literal('restart'), Type.Literal('kill')], { 'x-rule': 'in' }),
 });
-export type PowerInput = Static<typeof PowerBody>;
 
 export const CommandBody = Type.Object({
   command: Type.String({ minLength: 1 }),
 });
-export type CommandInput = Static<typeof CommandBody>;

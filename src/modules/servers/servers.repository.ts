@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { precompiled, type Queryable } from '../../db/database.js';
-import type { ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
+import type { NewServer, ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SHORT = /^[0-9a-f]{8}$/i;
@@ -47,8 +47,8 @@ export async function findServerForUser(
   return { server, subuserPermissions: permissions };
 }
 
-/** Servers a user can see: owned, subuser of, or all of them for a root admin; newest id last. */
-export function visibleServersQuery(db: Queryable, user: UserRow) {
+/** Servers a user can see: owned, subuser of, or all of them for a root admin. */
+function visibleServersQuery(db: Queryable, user: UserRow) {
   let query = db.selectFrom('servers');
   if (user.root_admin !== 1) {
     query = query.where((eb) =>
@@ -59,6 +59,32 @@ export function visibleServersQuery(db: Queryable, user: UserRow) {
     );
   }
   return query;
+}
+
+export async function countVisibleServers(db: Queryable, user: UserRow): Promise<number> {
+  const { total } = await visibleServersQuery(db, user)
+    .select((eb) => eb.fn.countAll<number>().as('total'))
+    .executeTakeFirstOrThrow();
+  return Number(total);
+}
+
+/** One page of the servers a user can see, oldest id first. */
+export async function findVisibleServersPage(db: Queryable, user: UserRow, limit: number, offset: number): Promise<ServerRow[]> {
+  return visibleServersQuery(db, user).selectAll('servers').orderBy('servers.id').limit(limit).offset(offset).execute();
+}
+
+export async function isShortIdentifierTaken(db: Queryable, uuidShort: string): Promise<boolean> {
+  const row = await db.selectFrom('servers').select('id').where('uuid_short', '=', uuidShort).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertServer(db: Queryable, values: NewServer): Promise<ServerRow> {
+  return db.insertInto('servers').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Throws unless the database answers a trivial query (GET /health). */
+export async function pingDatabase(db: Queryable): Promise<void> {
+  await db.selectFrom('servers').select('id').limit(1).execute();
 }
 
 /**
@@ -74,4 +100,9 @@ export async function setServerStatusUnlessRestoring(db: Queryable, serverId: nu
     .where((eb) => eb.or([eb('status', 'is', null), eb('status', '!=', 'restoring_backup')]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** A server's status as it is now; undefined when the server is gone. */
+export async function findServerStatus(db: Queryable, serverId: number): Promise<{ status: ServerStatus | null } | undefined> {
+  return db.selectFrom('servers').select('status').where('id', '=', serverId).executeTakeFirst();
 }

@@ -1,4 +1,5 @@
 import type { ServerRow, UserRow } from '../../db/schema.js';
+import type { ServerState } from '../../daemon/daemon.js';
 import { item } from '../../http/envelopes.js';
 
 /** The `server` object in the shape Pterodactyl's clients parse. */
@@ -26,5 +27,14 @@ export function serverItem(server: ServerRow, viewer: UserRow) {
       allocations: { object: 'list', data: [] },
       variables: { object: 'list', data: [] },
     },
+  });
+}
+
+/** GET /resources: the process state; usage figures are not measured (always zero). */
+export function statsItem(server: ServerRow, state: ServerState) {
+  return item('stats', {
+    current_state: state,
+    is_suspended: server.status === 'suspended',
+    resources: { memory_bytes: 0, cpu_absolute: 0, disk_bytes: 0, network_rx_bytes: 0, network_tx_bytes: 0, uptime: 0 },
   });
 }

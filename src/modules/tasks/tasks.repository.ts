@@ -50,3 +50,14 @@ export async function shiftSequence(
   if (to !== null) query = query.where('sequence_id', '<=', to);
   await query.execute();
 }
+
+/** A task by id, only if it belongs to `scheduleId`. */
+export async function findTaskOfSchedule(db: Queryable, id: number, scheduleId: number): Promise<TaskRow | undefined> {
+  return db.selectFrom('tasks').selectAll().where('id', '=', id).where('schedule_id', '=', scheduleId).executeTakeFirst();
+}
+
+/** A task's current place in its schedule; undefined once it is gone. */
+export async function findTaskSequence(db: Queryable, id: number): Promise<number | undefined> {
+  const row = await db.selectFrom('tasks').select('sequence_id').where('id', '=', id).executeTakeFirst();
+  return row?.sequence_id;
+}

@@ -1,14 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
-import { CreateTaskBody, UpdateTaskBody, type CreateTaskInput, type UpdateTaskInput } from './tasks.schemas.js';
-import { createTask, deleteTask, updateTask, type TaskTarget } from './tasks.service.js';
+import { CreateTaskBody, UpdateTaskBody } from './tasks.schemas.js';
+import { createTask, deleteTask, updateTask } from './tasks.service.js';
 import { taskItem } from './tasks.transformer.js';
-
-function taskTarget(request: FastifyRequest): TaskTarget {
-  const { server, schedule, access } = request.target;
-  return { server, schedule: schedule!, access };
-}
 
 export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
   clientRoute(app, {
@@ -18,7 +13,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'schedule.update',
     mutates: true,
     body: CreateTaskBody,
-    handler: async (request) => taskItem(await createTask(deps, taskTarget(request), request.auth.actor, request.body as CreateTaskInput)),
+    handler: async (request) => taskItem(await createTask(deps, request.target, request.auth.actor, request.body)),
   });
 
   clientRoute(app, {
@@ -28,8 +23,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'schedule.update',
     mutates: true,
     body: UpdateTaskBody,
-    handler: async (request) =>
-      taskItem(await updateTask(deps, taskTarget(request), request.target.task!, request.auth.actor, request.body as UpdateTaskInput)),
+    handler: async (request) => taskItem(await updateTask(deps, request.target, request.target.task, request.auth.actor, request.body)),
   });
 
   clientRoute(app, {
@@ -39,7 +33,7 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'schedule.update',
     mutates: true,
     handler: async (request, reply) => {
-      await deleteTask(deps, taskTarget(request), request.target.task!, request.auth.actor);
+      await deleteTask(deps, request.target, request.target.task, request.auth.actor);
       return reply.status(204).send();
     },
   });

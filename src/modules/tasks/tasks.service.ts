@@ -9,6 +9,7 @@ import { assertMayUseTask, sequencePosition, timeOffset, validatePayload } from 
 import {
   countTasks,
   deleteTaskRow,
+  findTaskSequence,
   insertTask,
   lockSchedule,
   shiftSequence,
@@ -111,9 +112,9 @@ export async function deleteTask(deps: Deps, target: TaskTarget, task: TaskRow, 
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await lockSchedule(trx, deps.dialect, target.schedule.id);
-    const current = await trx.selectFrom('tasks').select('sequence_id').where('id', '=', task.id).executeTakeFirst();
+    const sequence = await findTaskSequence(trx, task.id);
     await deleteTaskRow(trx, task.id);
-    if (current) await shiftSequence(trx, target.schedule.id, current.sequence_id + 1, null, -1);
+    if (sequence !== undefined) await shiftSequence(trx, target.schedule.id, sequence + 1, null, -1);
     await recordActivity(trx, {
       serverId: target.server.id,
       event: 'server:task.delete',

@@ -1,0 +1,45 @@
+import type { Actor } from '../actor.js';
+import type { ApiKeyRow, BackupRow, ScheduleRow, ServerRow, TaskRow, UserRow } from '../db/schema.js';
+import type { Access } from './permissions.js';
+
+/** The caller of an authenticated request. */
+export interface Authenticated {
+  user: UserRow;
+  key: ApiKeyRow;
+  actor: Actor;
+}
+
+/** Why a bearer token was refused: 401 for an unknown or revoked key, 403 for a caller outside its allowed IPs. */
+export type Authentication = { ok: true; auth: Authenticated } | { ok: false; reason: 'unknown-key' | 'ip-not-allowed' };
+
+/** The server a request addresses, the caller's rights on it, and the rows its path names. */
+export interface ServerTarget {
+  server: ServerRow;
+  access: Access;
+  schedule?: ScheduleRow;
+  task?: TaskRow;
+  backup?: BackupRow;
+}
+
+/** The ids a client route's path may carry, as the router read them (strings, unchecked). */
+export interface PathIds {
+  server: string;
+  schedule?: string | undefined;
+  task?: string | undefined;
+  backup?: string | undefined;
+}
+
+/**
+ * What the client guard needs from the modules, injected by the app so that
+ * the HTTP layer knows nothing of keys, servers or their tables.
+ */
+export interface ClientResolver {
+  /** The key a bearer token names, checked against its secret and allowed IPs; marks it used. */
+  authenticate(token: string, ip: string, now: number): Promise<Authentication>;
+  /**
+   * The server `user` may see and every row the path names, each belonging to
+   * that server (a task to that schedule); null when any is missing or foreign
+   * (a 404, never a 403).
+   */
+  findServerTarget(user: UserRow, ids: PathIds): Promise<ServerTarget | null>;
+}

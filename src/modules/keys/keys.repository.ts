@@ -1,0 +1,78 @@
+import { sql, type Insertable } from 'kysely';
+import { precompiled, type Queryable } from '../../db/database.js';
+import type { ApiKeyRow, ApiKeyTable, UserRow } from '../../db/schema.js';
+
+export async function insertApiKey(db: Queryable, values: Insertable<ApiKeyTable>): Promise<ApiKeyRow> {
+  return db.insertInto('api_keys').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Revokes a key that is not revoked yet; false when there was none. */
+export async function revokeApiKey(db: Queryable, identifier: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('identifier', '=', identifier)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function findApiKeyByIdentifier(db: Queryable, identifier: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('identifier', '=', identifier).executeTakeFirst();
+}
+
+export async function markApiKeyUsed(db: Queryable, keyId: number, now: number): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute();
+}
+
+interface KeyWithUserRow extends ApiKeyRow {
+  u_id: number | null;
+  u_uuid: string;
+  u_username: string;
+  u_email: string;
+  u_root_admin: UserRow['root_admin'];
+  u_use_totp: UserRow['use_totp'];
+  u_created_at: number;
+}
+const keyWithUser = precompiled<KeyWithUserRow>(
+  (identifier) => sql`
+    select k.id, k.user_id, k.identifier, k.token_hash, k.description, k.allowed_ips, k.last_used_at, k.revoked_at, k.created_at,
+      u.id as u_id, u.uuid as u_uuid, u.username as u_username, u.email as u_email, u.root_admin as u_root_admin,
+      u.use_totp as u_use_totp, u.created_at as u_created_at
+    from api_keys k left join users u on u.id = k.user_id
+    where k.identifier = ${identifier}`,
+  1,
+);
+
+/** A key by identifier and its owner (undefined when the owner is gone), in one statement. */
+export async function findKeyWithUser(
+  db: Queryable,
+  identifier: string,
+): Promise<{ key: ApiKeyRow; user: UserRow | undefined } | undefined> {
+  const r = (await keyWithUser(db, [identifier])).rows[0];
+  if (!r) return undefined;
+  const key: ApiKeyRow = {
+    id: r.id,
+    user_id: r.user_id,
+    identifier: r.identifier,
+    token_hash: r.token_hash,
+    description: r.description,
+    allowed_ips: r.allowed_ips,
+    last_used_at: r.last_used_at,
+    revoked_at: r.revoked_at,
+    created_at: r.created_at,
+  };
+  const user: UserRow | undefined =
+    r.u_id === null
+      ? undefined
+      : {
+          id: r.u_id,
+          uuid: r.u_uuid,
+          username: r.u_username,
+          email: r.u_email,
+          root_admin: r.u_root_admin,
+          use_totp: r.u_use_totp,
+          created_at: r.u_created_at,
+        };
+  return { key, user };
+}
