@@ -10,7 +10,7 @@
  *
  * Then, for each case (page depths, both sorts, each filter broad and
  * selective, two filters, system), it times the route's own code path —
- * parseActivityQuery → listActivity → activityItem — and, on the same tables,
+ * parseActivityQuery → findPage → activityItem — and, on the same tables,
  * the Pterodactyl-shaped query (COUNT(*), then ORDER BY + LIMIT/OFFSET, with
  * `lower(column) LIKE '%x%'` filters) with the index 001 had for it. Every
  * case's rows and total are checked against that baseline.
@@ -28,18 +28,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
-import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import qs from 'qs';
 import { sql } from 'kysely';
 import { openDatabase, type DatabaseHandle, type DialectName } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { openSqliteConnection } from '../src/db/sqlite-driver.js';
 import { createActivityLogIndexes, dropActivityLogIndexes, rebuildActivityIndex } from '../src/db/migrations/002_activity.js';
 import { pruneActivity } from '../src/modules/activity/activity.pruner.js';
 import { recordActivity } from '../src/modules/activity/activity.recorder.js';
-import { AnchorCache } from '../src/modules/activity/activity.anchors.js';
+import { AnchorCache } from '../src/modules/activity/index-engine/anchors.js';
 import { parseActivityQuery } from '../src/modules/activity/activity.schemas.js';
-import { listActivity, type ActivityListQuery, type ActivityViewer } from '../src/modules/activity/activity.service.js';
+import type { ActivityListQuery, ActivityViewer } from '../src/modules/activity/activity.types.js';
+import { findPage } from '../src/modules/activity/index-engine/find-page.js';
 import { activityItem } from '../src/modules/activity/activity.transformer.js';
 import { cumulative, formatMs, measure, seeded, table, type Timing } from './lib/stats.js';
 
@@ -215,15 +216,17 @@ async function createPeopleAndServers(handle: DatabaseHandle): Promise<Dataset> 
 // ------------------------------------------------------------------ loading
 
 async function loadSqlite(file: string, data: Dataset) {
-  const raw = new SQLite(file);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = OFF');
+  const raw = openSqliteConnection(file);
+  raw.exec('PRAGMA journal_mode = WAL');
+  raw.exec('PRAGMA synchronous = OFF');
   const insert = raw.prepare(
     'insert into activity_logs (server_id, event, ip, actor_id, api_key_id, properties, timestamp) values (?, ?, ?, ?, ?, ?, ?)',
   );
-  const batch = raw.transaction((rows: RawEntry[]) => {
-    for (const e of rows) insert.run(e.server_id, e.event, e.ip, e.actor_id, e.api_key_id, e.properties, e.timestamp);
-  });
+  const batch = (rows: RawEntry[]) => {
+    raw.exec('BEGIN');
+    for (const e of rows) insert.run([e.server_id, e.event, e.ip, e.actor_id, e.api_key_id, e.properties, e.timestamp]);
+    raw.exec('COMMIT');
+  };
   let rows: RawEntry[] = [];
   for (const e of entries(data)) {
     rows.push(e);
@@ -396,9 +399,9 @@ async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data:
     const query = parseActivityQuery(qs.parse(c.query, { depth: 2, parameterLimit: 100, allowPrototypes: false }));
     const ours = await measure(
       async () => {
-        // Cold: without the anchors earlier requests leave behind (activity.anchors.ts), every
+        // Cold: without the anchors earlier requests leave behind (index-engine/anchors.ts), every
         // run finds its page from scratch, as a first request for that page would.
-        const page = await listActivity(deps, serverId, viewer, query, { cache: false });
+        const page = await findPage(deps, serverId, viewer, query, { cache: false });
         const items = page.rows.map((row) => activityItem(row, viewer));
         return { total: page.total, ids: items.map((i) => Number(i.attributes.id)) };
       },
@@ -421,13 +424,13 @@ async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data:
   await sql`drop index bench_baseline_server_timestamp`.execute(handle.db);
 
   // Paging on through the deepest case with the route's defaults: each page starts from the
-  // anchors the previous one left (activity.anchors.ts).
+  // anchors the previous one left (index-engine/anchors.ts).
   {
     const query = parseActivityQuery(qs.parse(`filter[event]=file&filter[ip]=${ips.broad}&page=1500`, { depth: 2, parameterLimit: 100, allowPrototypes: false }));
     const anchors = new AnchorCache();
     let page = 1500;
     const walk = await measure(async () => {
-      const result = await listActivity({ ...deps, anchors }, data.bigServerId, viewer, { ...query, page: page++ });
+      const result = await findPage({ ...deps, anchors }, data.bigServerId, viewer, { ...query, page: page++ });
       return result.total;
     }, { runs: RUNS, warmup: 1 });
     const timing = { median: walk.median, p95: walk.p95, runs: walk.runs };

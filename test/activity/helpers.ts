@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import type { ActivityEntry, Actor } from '../../src/modules/activity/activity.recorder.js';
-import type { ActivityListQuery, ActivityViewer } from '../../src/modules/activity/activity.service.js';
+import type { ActivityListQuery, ActivityViewer } from '../../src/modules/activity/activity.types.js';
 import { seeded } from '../../bench/lib/stats.js';
 
 /**

@@ -3,14 +3,10 @@ import { expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import type { ServerRow } from '../../src/db/schema.js';
 import { recordActivities, recordActivity, SYSTEM_ACTOR, type Actor } from '../../src/modules/activity/activity.recorder.js';
-import { AnchorCache, anchorCacheFor } from '../../src/modules/activity/activity.anchors.js';
+import { AnchorCache, anchorCacheFor } from '../../src/modules/activity/index-engine/anchors.js';
 import { pruneActivity } from '../../src/modules/activity/activity.pruner.js';
-import {
-  listActivity,
-  type ActivityListQuery,
-  type ActivityViewer,
-  type ListTuning,
-} from '../../src/modules/activity/activity.service.js';
+import type { ActivityListQuery, ActivityViewer } from '../../src/modules/activity/activity.types.js';
+import { findPage, type ListTuning } from '../../src/modules/activity/index-engine/find-page.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 import type { UserWithToken } from '../helpers/factories.js';
@@ -79,7 +75,7 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
     query.page = rand.pick([1, pages, pages + 1, rand.int(1, pages), rand.int(1, pages)]);
     const expected = await referenceListing(db, serverId, viewer, query);
     // The process's anchor cache, also from inside a test's own snapshot.
-    const actual = await listActivity({ db, dialect: h.db.dialect, anchors: anchorCacheFor(h.db.db) }, serverId, viewer, query, tuning);
+    const actual = await findPage({ db, dialect: h.db.dialect, anchors: anchorCacheFor(h.db.db) }, serverId, viewer, query, tuning);
     const context = JSON.stringify({ serverId, viewer, query, tuning });
     expect(actual.total, context).toBe(expected.total);
     expect(actual.rows.map((r) => r.id), context).toEqual(expected.ids);
@@ -111,7 +107,7 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
           for (let page = 1; page <= Math.ceil(total / perPage) + 1; page += 3) {
             const query = { ...probe, page };
             const expected = await referenceListing(h.db.db, serverId, owner, query);
-            const actual = await listActivity({ db: h.db.db, dialect: h.db.dialect }, serverId, owner, query, tuning);
+            const actual = await findPage({ db: h.db.db, dialect: h.db.dialect }, serverId, owner, query, tuning);
             const context = JSON.stringify({ query, tuning });
             expect(actual.total, context).toBe(expected.total);
             expect(actual.rows.map((r) => r.id), context).toEqual(expected.ids);
@@ -161,7 +157,7 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
         await compareInSnapshot(rand, world);
         // The service's own snapshot: a page is whole and ordered whatever commits meanwhile.
         const { viewer, query, serverId } = randomQuery(rand, world);
-        const page = await listActivity({ db: h.db.db, dialect: h.db.dialect }, serverId, viewer, query);
+        const page = await findPage({ db: h.db.db, dialect: h.db.dialect }, serverId, viewer, query);
         const offset = (query.page - 1) * query.perPage;
         expect(page.rows.length).toBe(Math.max(0, Math.min(query.perPage, page.total - offset)));
         const seqs = page.rows.map((r) => r.seq);
@@ -221,7 +217,7 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
           for (const page of [1, 2, 7, 20, 40]) {
             const query: ActivityListQuery = { page, perPage: 11, ascending, ...filters };
             const expected = await referenceListing(h.db.db, server.id, viewer, query);
-            const actual = await listActivity({ db: h.db.db, dialect: h.db.dialect }, server.id, viewer, query, tuning);
+            const actual = await findPage({ db: h.db.db, dialect: h.db.dialect }, server.id, viewer, query, tuning);
             const context = JSON.stringify({ query, tuning });
             expect(actual.total, context).toBe(expected.total);
             expect(actual.rows.map((r) => r.id), context).toEqual(expected.ids);
@@ -250,13 +246,13 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
     const snapshot = h.db.dialect === 'postgres' ? h.db.db.transaction().setIsolationLevel('repeatable read') : h.db.db.transaction();
     try {
       await snapshot.execute(async (trx) => {
-        const before = await listActivity({ db: trx, dialect: h.db.dialect, anchors }, server.id, viewer, query);
+        const before = await findPage({ db: trx, dialect: h.db.dialect, anchors }, server.id, viewer, query);
         // Meanwhile: more entries, and a listing that learns anchors near the new end.
         await recordActivities(otherDb, batch(300, 300));
-        for (const page of [1, 2, 3]) await listActivity({ db: otherDb, dialect: h.db.dialect, anchors }, server.id, viewer, { ...query, page });
+        for (const page of [1, 2, 3]) await findPage({ db: otherDb, dialect: h.db.dialect, anchors }, server.id, viewer, { ...query, page });
         for (const page of [1, 2, 3]) {
           const expected = await referenceListing(trx, server.id, viewer, { ...query, page });
-          const actual = await listActivity({ db: trx, dialect: h.db.dialect, anchors }, server.id, viewer, { ...query, page }, { force: 'scan' });
+          const actual = await findPage({ db: trx, dialect: h.db.dialect, anchors }, server.id, viewer, { ...query, page }, { force: 'scan' });
           expect(actual.total).toBe(before.total);
           expect(actual.rows.map((r) => r.id)).toEqual(expected.ids);
         }

@@ -1,14 +1,10 @@
 import { sql } from 'kysely';
 import type { Queryable } from '../../db/database.js';
 import type { NewActivityLog } from '../../db/schema.js';
+import type { Actor } from '../../actor.js';
 import { actorTerm, ipTerm, TermKind } from './activity.terms.js';
 
-/** Who made a change: a user (through an API key) or the system (scheduler, daemon). */
-export interface Actor {
-  readonly userId: number | null;
-  readonly apiKeyId: number | null;
-  readonly ip: string | null;
-}
+export type { Actor };
 
 export const SYSTEM_ACTOR: Actor = Object.freeze({ userId: null, apiKeyId: null, ip: null });
 

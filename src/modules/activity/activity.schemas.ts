@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { badRequest, ValidationError } from '../../http/errors.js';
 import { integerParam } from '../../http/query.js';
-import type { ActivityListQuery } from './activity.service.js';
+import type { ActivityListQuery } from './activity.types.js';
 
 /**
  * The listing's query (SPEC 3). The schema documents the parameters in the
@@ -33,8 +33,8 @@ function given(value: unknown): unknown {
 }
 
 /** Turns the parsed query string into a listing request, or the SPEC 1.2 error. */
-export function parseActivityQuery(raw: unknown): ActivityListQuery {
-  const q = (raw ?? {}) as Record<string, unknown>;
+export function parseActivityQuery(raw: Readonly<Record<string, unknown>> | undefined): ActivityListQuery {
+  const q = raw ?? {};
 
   // 400s: the shape of the request (Spatie's QueryBuilder refuses these before reading any value).
   const filter = given(q.filter);

@@ -1,8 +1,7 @@
 import { isoDate } from '../../http/dates.js';
 import { item } from '../../http/envelopes.js';
 import { userAttributes } from '../users/users.transformer.js';
-import type { ActivityListRow } from './activity.repository.js';
-import type { ActivityViewer } from './activity.service.js';
+import type { ActivityListRow, ActivityViewer } from './activity.types.js';
 
 /** The properties each event is written with (SPEC 2.3); any other key is "additional metadata". */
 const LISTED_PROPERTIES: Record<string, readonly string[]> = {

@@ -1,4 +1,4 @@
-import type { TermFilter } from './activity.repository.js';
+import type { TermFilter } from './terms.js';
 
 /**
  * A known point of a filtered listing: `rank` matching entries have seq <= `seq`.
