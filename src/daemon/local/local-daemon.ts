@@ -8,8 +8,12 @@ import {
   type PowerSignal,
   type ServerState,
 } from '../daemon.js';
-import { createArchive, restoreArchive } from './archive.js';
-import { ProcessSupervisor, ServerNotRunningError, NoStartupCommandError } from './processes.js';
+import { createArchive } from './archive/create.js';
+import { restoreArchive } from './archive/restore.js';
+import { ProcessSupervisor, ServerNotRunningError, NoStartupCommandError } from './process/supervisor.js';
+import { deleteVolumePaths } from './volume/delete-paths.js';
+
+export { resolveInsideVolume } from './volume/delete-paths.js';
 
 export interface LocalDaemonPaths {
   volumes: string;
@@ -124,21 +128,7 @@ export class LocalDaemon implements Daemon {
   }
 
   async deleteFiles(server: DaemonServer, paths: string[]): Promise<void> {
-    const volume = await fs.realpath(this.volumeDir(server.uuid));
-    for (const relative of paths) {
-      const target = resolveInsideVolume(volume, relative);
-      // Never follow a link out of the volume: the parent must really be inside it.
-      let parent: string;
-      try {
-        parent = await fs.realpath(path.dirname(target));
-      } catch {
-        continue; // nothing there to delete
-      }
-      if (parent !== volume && !parent.startsWith(volume + path.sep)) {
-        throw new DaemonError(`"${relative}" is not inside the server's volume.`);
-      }
-      await fs.rm(path.join(parent, path.basename(target)), { recursive: true, force: true });
-    }
+    await deleteVolumePaths(this.volumeDir(server.uuid), paths);
   }
 
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void {
@@ -148,13 +138,4 @@ export class LocalDaemon implements Daemon {
   async close(): Promise<void> {
     await this.processes.shutdownAll();
   }
-}
-
-/** A volume-relative path as an absolute one; refuses absolute paths, `..` and the volume itself. */
-export function resolveInsideVolume(volume: string, relative: string): string {
-  const segments = relative.split(/[\\/]+/).filter((s) => s !== '' && s !== '.');
-  if (path.isAbsolute(relative) || segments.includes('..') || segments.length === 0) {
-    throw new DaemonError(`"${relative}" is not a path inside the server's volume.`);
-  }
-  return path.join(volume, ...segments);
 }

@@ -1,80 +1,20 @@
 /**
- * The local daemon's backups: gzip tarballs of a server's volume (SPEC 7), and
- * the all-or-nothing restore of one onto the volume (SPEC 4). The reasoning
- * behind each rule is in docs/RESTORE.md.
+ * The all-or-nothing restore of a backup onto a volume (SPEC 4): open, check,
+ * extract into a staging folder, then merge. The reasoning behind each rule is
+ * in docs/RESTORE.md.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { constants as fsConstants, createWriteStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { constants as zlibConstants, createGzip } from 'node:zlib';
-import { asRestoreError, extractArchive } from './archive-extract.js';
-import { VolumeMerge, removeTree } from './archive-merge.js';
-import { RestoreError, normaliseSha1, quote } from './archive-safety.js';
-import { IgnoreMatcher, tarStream } from './archive-write.js';
-
-export { RestoreError } from './archive-safety.js';
-
-export interface ArchiveResult {
-  /** lowercase hex sha1 of the archive file */
-  sha1: string;
-  /** the archive file's size */
-  bytes: number;
-}
-
-/** Bytes per read when hashing an archive: fewer, larger reads. */
-const CHUNK = 1024 * 1024;
+import { normaliseSha1, sha1Of } from './checksum.js';
+import { extractArchive } from './extract/extract-archive.js';
+import { VolumeMerge } from './merge.js';
+import { removeTree } from './remove-tree.js';
+import { RestoreError, asRestoreError, errnoOrMessage, quote } from './restore-error.js';
 
 function randomSuffix(): string {
   return randomBytes(6).toString('hex');
-}
-
-function errorCode(err: unknown): string {
-  return (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
-}
-
-/**
- * Writes a gzip tarball of everything in volumeDir (paths relative to the
- * volume) to archivePath, skipping paths that match `ignore` (gitignore
- * syntax, one pattern per element, as Wings does). Streams: memory does not
- * grow with the volume. Writes to a temporary sibling file, flushed to disk,
- * and renames it on success, so a failed or aborted backup never leaves a
- * partial archive at archivePath. Symlinks are stored as symlinks, not followed.
- */
-export async function createArchive(opts: {
-  volumeDir: string;
-  archivePath: string;
-  ignore: string[];
-  signal?: AbortSignal;
-}): Promise<ArchiveResult> {
-  const { volumeDir, archivePath, ignore, signal } = opts;
-  signal?.throwIfAborted();
-  const temporary = path.join(path.dirname(archivePath), `.${path.basename(archivePath)}.${randomSuffix()}.partial`);
-  const hash = createHash('sha1');
-  let bytes = 0;
-  const measure = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      done(null, chunk);
-    },
-  });
-  try {
-    await pipeline(
-      Readable.from(tarStream(volumeDir, new IgnoreMatcher(ignore), signal), { objectMode: false }),
-      createGzip({ level: zlibConstants.Z_BEST_SPEED }),
-      measure,
-      createWriteStream(temporary, { flags: 'wx', mode: 0o600, flush: true }),
-      signal ? { signal } : {},
-    );
-    await fs.rename(temporary, archivePath);
-  } catch (err) {
-    await fs.rm(temporary, { force: true }).catch(() => undefined);
-    throw err;
-  }
-  return { sha1: hash.digest('hex'), bytes };
 }
 
 async function openArchive(archivePath: string): Promise<FileHandle> {
@@ -84,34 +24,17 @@ async function openArchive(archivePath: string): Promise<FileHandle> {
     // O_NONBLOCK: something other than a file at that path cannot hang the open.
     handle = await fs.open(archivePath, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch (err) {
-    throw new RestoreError(`the backup archive ${name} cannot be read (${errorCode(err)})`, { cause: err });
+    throw new RestoreError(`the backup archive ${name} cannot be read (${errnoOrMessage(err)})`, { cause: err });
   }
   const stat = await handle.stat().catch(async (err: unknown) => {
     await handle.close();
-    throw new RestoreError(`the backup archive ${name} cannot be read (${errorCode(err)})`, { cause: err });
+    throw new RestoreError(`the backup archive ${name} cannot be read (${errnoOrMessage(err)})`, { cause: err });
   });
   if (!stat.isFile()) {
     await handle.close();
     throw new RestoreError(`the backup archive ${name} is not a file`);
   }
   return handle;
-}
-
-async function sha1Of(archive: FileHandle): Promise<string> {
-  const hash = createHash('sha1');
-  // One buffer, read into again and again: a fresh buffer per read would leave the garbage collector a gigabyte to find.
-  const buffer = Buffer.allocUnsafe(CHUNK);
-  try {
-    for (let position = 0; ;) {
-      const { bytesRead } = await archive.read(buffer, 0, CHUNK, position);
-      if (bytesRead === 0) break;
-      hash.update(buffer.subarray(0, bytesRead));
-      position += bytesRead;
-    }
-  } catch (err) {
-    throw new RestoreError(`the backup archive cannot be read (${errorCode(err)})`, { cause: err });
-  }
-  return hash.digest('hex');
 }
 
 /**

@@ -8,15 +8,7 @@
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-
-export async function lstatOrNull(target: string): Promise<Stats | null> {
-  try {
-    return await fs.lstat(target);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-}
+import { lstatOrNull } from './lstat-or-null.js';
 
 /** The two changes a merge makes; swappable so tests can make one fail halfway. */
 export interface MergeOperations {
@@ -111,24 +103,4 @@ export class VolumeMerge {
     await this.operations.chmod(directory, wanted);
     this.undoSteps.push(() => this.operations.chmod(directory, current));
   }
-}
-
-/** Removes a tree without following symlinks, even one holding folders its owner made read-only. */
-export async function removeTree(target: string): Promise<void> {
-  try {
-    await fs.rm(target, { recursive: true, force: true });
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'ENOTEMPTY') throw err;
-    await removeStubbornTree(target);
-  }
-}
-
-async function removeStubbornTree(target: string): Promise<void> {
-  const stat = await lstatOrNull(target);
-  if (stat === null) return;
-  if (!stat.isDirectory()) return fs.unlink(target);
-  if ((stat.mode & 0o700) !== 0o700) await fs.chmod(target, (stat.mode & 0o7777) | 0o700);
-  for (const name of await fs.readdir(target)) await removeStubbornTree(path.join(target, name));
-  await fs.rmdir(target);
 }

@@ -1,0 +1,80 @@
+/** Stopping what a crashed service instance left running, and sweeping what a crash left in the run folder. */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { errnoCode } from './helpers.js';
+import { ownerAlive } from './owner.js';
+import { examinePidFile, isSpawned } from './pid-record.js';
+import { endGroup, signalGroup } from './process-group.js';
+import type { ProcessLogger } from './supervisor-options.js';
+import { isRecent, readText, removeIfUnchanged } from './text-files.js';
+
+/** Orphans cannot be sent their stop command (their stdin died with the old service), so they get a short SIGTERM grace only. */
+const MAX_REAP_GRACE_MS = 3_000;
+/** A temporary pid file younger than this that cannot be parsed may be one being written right now. */
+const TEMP_FILE_MIN_AGE_MS = 30_000;
+/** `<uuid>.pid`, `<uuid>.pid.tmp` (older versions) and `<uuid>.pid.<token>.tmp`. */
+const PID_FILE_NAME = /^([A-Za-z0-9_-]+)\.pid(?:(\.[0-9a-f]+)?(\.tmp))?$/;
+/** `<uuid>.<token>.fifo` (a console pipe being opened) and `<uuid>.pid.<token>.gone` (a pid file being removed). */
+const LEFTOVER_FILE_NAME = /^[A-Za-z0-9_-]+\.(?:[0-9a-f]+\.fifo|pid\.[0-9a-f]+\.gone)$/;
+
+/**
+ * Call once when the daemon starts, before any start: stops the process
+ * groups a previous instance left running (it crashed or was killed) and
+ * deletes their pid files, so that afterwards every server process running
+ * is owned by a live instance. Processes of live instances are left alone.
+ */
+export async function reapOrphans(runDir: string, stopGraceMs: number, log: ProcessLogger): Promise<void> {
+  let names: string[];
+  try {
+    names = await fs.readdir(runDir);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return;
+    throw err;
+  }
+  // What a crash in the middle of opening a console pipe or of removing a pid file leaves.
+  await Promise.all(
+    names
+      .filter((name) => LEFTOVER_FILE_NAME.test(name))
+      .map(async (name) => {
+        const file = path.join(runDir, name);
+        if (!(await isRecent(file, TEMP_FILE_MIN_AGE_MS))) await fs.rm(file, { force: true });
+      }),
+  );
+  // `.tmp`: a crash between writing a pid file and moving it into place; its process may well run.
+  const pidFiles = names.flatMap((name) => {
+    const match = PID_FILE_NAME.exec(name);
+    return match?.[1] ? [{ serverUuid: match[1], file: path.join(runDir, name), temporary: match[3] !== undefined }] : [];
+  });
+  await Promise.all(pidFiles.map((pidFile) => reapPidFile(pidFile, stopGraceMs, log)));
+}
+
+async function reapPidFile(
+  { serverUuid, file, temporary }: { serverUuid: string; file: string; temporary: boolean },
+  stopGraceMs: number,
+  log: ProcessLogger,
+): Promise<void> {
+  const raw = await readText(file);
+  if (raw === null) return; // removed meanwhile
+  const found = examinePidFile(raw);
+  if (!found) {
+    // A temporary file may be one that another instance is writing right now.
+    if (temporary && (await isRecent(file, TEMP_FILE_MIN_AGE_MS))) return;
+    log.warn({ serverUuid, file }, 'removing an unreadable pid file');
+  } else if (ownerAlive(found.record.owner)) {
+    return; // run by a live instance: this one, or another (see "Several instances on one machine")
+  } else if (isSpawned(found.record) && found.state === 'running') {
+    const record = found.record;
+    log.warn(
+      { serverUuid, pid: record.pid, ownerPid: record.owner?.pid, command: record.command },
+      'stopping a server process left behind by a previous run',
+    );
+    try {
+      await endGroup(record, Math.min(stopGraceMs, MAX_REAP_GRACE_MS), () => signalGroup(record.pgid, 'SIGTERM'));
+    } catch (err) {
+      log.error({ err, serverUuid, pid: record.pid }, 'could not stop a left-over server process');
+      return; // keep the file: the daemon's next start tries again
+    }
+  }
+  if (temporary) await fs.rm(file, { force: true });
+  else await removeIfUnchanged(file, raw);
+}

@@ -1,0 +1,155 @@
+/**
+ * `<runDir>/<uuid>.pid`: the machine-wide record of which server runs, shared
+ * by every service instance on the same DATA_DIR (see "Several instances on
+ * one machine" in supervisor.ts). A claim is created before anything is
+ * spawned; the full record replaces it once the process runs.
+ */
+import fsSync from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { startFailure } from './errors.js';
+import { errnoCode, noop, randomToken } from './helpers.js';
+import { ownerAlive, thisInstance } from './owner.js';
+import { examinePidFile, serializePidRecord, type PidFileContents, type PidRecord } from './pid-record.js';
+import { readStartTime } from './proc.js';
+import { isSafeUuid, type ProcessLogger, type SupervisedServer } from './supervisor-options.js';
+import { readText, removeIfUnchanged } from './text-files.js';
+import { pollDelay, sleep } from './waiting.js';
+
+/** How long a start waits for a live instance to remove the pid file of its process that has just ended. */
+const CLAIM_WAIT_MS = 5_000;
+/** A bound on claim attempts, against a pid file that keeps changing under us. */
+const MAX_CLAIM_ATTEMPTS = 200;
+
+/** A pid file this supervisor created before spawning: its record and its exact text. */
+export interface Claim {
+  record: PidRecord;
+  text: string;
+}
+
+/** What `record` needs of a spawned process: the pid file's text is kept on it, to remove the file only while it still holds that. */
+export interface RecordedProcess {
+  readonly pid: number;
+  readonly target: { readonly uuid: string };
+  pidFile: string;
+}
+
+export class PidFiles {
+  constructor(
+    readonly runDir: string,
+    private readonly log: ProcessLogger,
+  ) {}
+
+  fileOf(serverUuid: string): string {
+    return path.join(this.runDir, `${serverUuid}.pid`);
+  }
+
+  readSync(serverUuid: string): PidFileContents | null {
+    if (!isSafeUuid(serverUuid)) return null;
+    const file = this.fileOf(serverUuid);
+    // Most servers are offline: existsSync answers that without building an error to throw.
+    if (!fsSync.existsSync(file)) return null;
+    let raw: string;
+    try {
+      raw = fsSync.readFileSync(file, 'utf8');
+    } catch {
+      return null;
+    }
+    return examinePidFile(raw);
+  }
+
+  async read(serverUuid: string): Promise<PidFileContents | null> {
+    if (!isSafeUuid(serverUuid)) return null;
+    const raw = await readText(this.fileOf(serverUuid));
+    return raw === null ? null : examinePidFile(raw);
+  }
+
+  /**
+   * Creates the pid file, as a claim, before anything is spawned: a hard link
+   * fails when the file exists, so of two instances starting the same server
+   * only one goes on. Resolves with the claim, or null when the server runs
+   * (or is being started) already, here or elsewhere.
+   */
+  async claim(target: SupervisedServer, startup: string): Promise<Claim | null> {
+    const file = this.fileOf(target.uuid);
+    const record: PidRecord = {
+      pid: null,
+      pgid: null,
+      startTime: null,
+      command: startup,
+      startedAt: new Date().toISOString(),
+      owner: thisInstance(),
+      token: randomToken(),
+    };
+    const text = serializePidRecord(record);
+    const temporary = `${file}.${record.token}.tmp`;
+    await fs.writeFile(temporary, text);
+    try {
+      const patience = Date.now() + CLAIM_WAIT_MS;
+      for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+        try {
+          await fs.link(temporary, file);
+          return { record, text };
+        } catch (err) {
+          if (errnoCode(err) !== 'EEXIST') throw startFailure(target, err);
+        }
+        const raw = await readText(file);
+        if (raw === null) continue; // removed meanwhile
+        const existing = examinePidFile(raw);
+        if (existing && existing.state !== 'offline') {
+          this.log.info(
+            { serverUuid: target.uuid, pid: existing.record.pid, ownerPid: existing.record.owner?.pid },
+            'server process already runs under another instance; not starting a second one',
+          );
+          return null;
+        }
+        // Its process is gone. A live owner removes the file itself once it has noticed: give it a moment.
+        if (existing && ownerAlive(existing.record.owner) && Date.now() < patience) {
+          await sleep(pollDelay(attempt));
+          continue;
+        }
+        await removeIfUnchanged(file, raw);
+      }
+      throw startFailure(target, new Error(`its pid file ${file} keeps changing`));
+    } finally {
+      await fs.rm(temporary, { force: true });
+    }
+  }
+
+  /**
+   * Replaces the claim with the full record, via a temporary file and a
+   * rename, so a crash never leaves half a pid file. Nobody else replaces a
+   * claim while its owner lives, so the rename overwrites our own claim.
+   */
+  async record(proc: RecordedProcess, claim: PidRecord): Promise<void> {
+    const record: PidRecord = {
+      ...claim,
+      pid: proc.pid,
+      pgid: proc.pid,
+      startTime: await readStartTime(proc.pid),
+      startedAt: new Date().toISOString(),
+    };
+    const text = serializePidRecord(record);
+    const file = this.fileOf(proc.target.uuid);
+    // A fresh name: the claim's temporary file was a hard link to the pid file itself.
+    const temporary = `${file}.${randomToken()}.tmp`;
+    try {
+      await fs.writeFile(temporary, text);
+      await fs.rename(temporary, file);
+      proc.pidFile = text;
+    } catch (err) {
+      await fs.rm(temporary, { force: true }).catch(noop);
+      this.log.error(
+        { err, serverUuid: proc.target.uuid, pid: proc.pid },
+        'could not write the pid file; a crash would leave this process unnoticed',
+      );
+    }
+  }
+
+  /** Only removes the file while it still holds `text`: a newer process of the same server may have replaced it. */
+  async remove(serverUuid: string, text: string): Promise<void> {
+    await removeIfUnchanged(this.fileOf(serverUuid), text).catch((err: unknown) => {
+      this.log.warn({ err, serverUuid }, 'could not remove the pid file');
+    });
+  }
+}

@@ -1,0 +1,41 @@
+import type { ServerState } from '../../daemon.js';
+import { noop } from './helpers.js';
+
+/** The part of a pino logger the supervisor uses (pino's and Fastify's loggers both fit). */
+export interface ProcessLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** What the supervisor needs to know about a server to run it. */
+export interface SupervisedServer {
+  readonly uuid: string;
+  readonly startup: string | null;
+  readonly stopCommand: string | null;
+  /** The folder the process runs in; it must exist. */
+  readonly volumeDir: string;
+}
+
+export interface ProcessSupervisorOptions {
+  /** Holds `<uuid>.log`: each process's standard output and error, appended. */
+  logDir: string;
+  /** Holds `<uuid>.pid` for each running process, so a later instance can reap what a crashed one left. */
+  runDir: string;
+  /** How long a stop waits for the process to exit before it is killed (default 10 s). */
+  stopGraceMs?: number;
+  logger?: ProcessLogger;
+}
+
+export type StateListener = (serverUuid: string, state: ServerState) => void;
+
+export const silentLogger: ProcessLogger = { info: noop, warn: noop, error: noop };
+
+/** A uuid becomes a file name under logDir and runDir; it must not be able to point elsewhere. */
+export function assertSafeUuid(serverUuid: string): void {
+  if (!isSafeUuid(serverUuid)) throw new Error(`"${serverUuid}" is not a valid server uuid.`);
+}
+
+export function isSafeUuid(serverUuid: string): boolean {
+  return /^[A-Za-z0-9_-]+$/.test(serverUuid);
+}

@@ -1,0 +1,373 @@
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import type { ServerState } from '../../daemon.js';
+import { closeQuietly, closeStdinPipe, openStdinPipe } from './console.js';
+import { NoStartupCommandError, ServerNotRunningError, shuttingDown, startFailure } from './errors.js';
+import { ForeignProcesses } from './foreign-processes.js';
+import { noop } from './helpers.js';
+import { groupEnded, killAfterGrace, killGroup, requestStop, type LiveState, type ManagedProcess } from './managed-process.js';
+import { reapOrphans } from './orphans.js';
+import { PidFiles, type Claim } from './pid-files.js';
+import { PowerQueue } from './power-queue.js';
+import { groupAlive } from './process-group.js';
+import { assertDirectory, spawnServerProcess, whenSpawned } from './spawn-server.js';
+import { StateEvents } from './state-events.js';
+import {
+  assertSafeUuid,
+  silentLogger,
+  type ProcessLogger,
+  type ProcessSupervisorOptions,
+  type StateListener,
+  type SupervisedServer,
+} from './supervisor-options.js';
+
+// The supervisor's whole public face, so that callers need this one module.
+export { NoStartupCommandError, ServerNotRunningError } from './errors.js';
+export type { ProcessLogger, ProcessSupervisorOptions, StateListener, SupervisedServer } from './supervisor-options.js';
+
+/**
+ * The local daemon's process supervisor (SPEC 7): one child process per server
+ * with a startup command, run in the server's volume folder, its console on
+ * standard input and its output appended to `<logDir>/<uuid>.log`.
+ *
+ * Each process is started in its own process group (`detached`), so a stop or
+ * kill reaches everything the startup command forked, not just the shell. A
+ * pid file per process lets the next instance of the service find processes a
+ * crashed one left behind (`reapOrphans`).
+ *
+ * Several instances on one machine
+ * --------------------------------
+ * `npm start` and any number of `quetzal worker` processes may share one
+ * DATA_DIR, each with its own supervisor. The pid files in `runDir` are the
+ * machine-wide truth about which server runs:
+ *
+ * - A pid file names its owner: the instance's pid, that process's start time
+ *   (field 22 of /proc/<pid>/stat) and the boot id. The owner is alive while a
+ *   process with that pid and start time exists in the same boot; a vanished
+ *   pid, a recycled one (other start time) or another boot means it is dead.
+ *   Files from before owners were recorded count as having a dead owner.
+ * - `reapOrphans` stops only process groups whose owner is dead. What a live
+ *   instance runs (another service, or another supervisor in this very
+ *   process) is left alone.
+ * - A start first claims the server by creating its pid file exclusively (a
+ *   hard link, which fails if the file exists), before anything is spawned.
+ *   If the file names a live process group, whoever owns it, or a claim whose
+ *   owner is alive, the start is a no-op: there is never a second copy on the
+ *   same volume. A file whose group is gone is replaced (after giving a live
+ *   owner a moment to remove it itself).
+ * - For a server it does not run itself, a supervisor reads the pid file on
+ *   every call (nothing is cached): `state` is `running` while the recorded
+ *   group lives (`starting` while only claimed, `stopping` while this
+ *   supervisor is stopping it); `stop`, `restart` and `kill` signal the
+ *   recorded process group and wait until it is gone (a restart then starts
+ *   it here); console lines, the stop command included, are written to the
+ *   group leader's standard input through `/proc/<pid>/fd/0`. That works
+ *   because each process's standard input is a real pipe (a FIFO, opened and
+ *   unlinked at once), not Node's socket pair: opening a pipe through /proc
+ *   opens the same pipe. A stop whose command cannot be written falls back to
+ *   signals; one that is not obeyed within the grace period ends in SIGKILL.
+ * - A group whose owner died (an orphan) is still what runs on that volume:
+ *   it reads `running`, a start is a no-op, a stop or kill ends it, and the
+ *   next `reapOrphans` of any instance stops it.
+ * - The owner notices the exit as usual and removes its pid file. When its
+ *   shell was killed by SIGTERM, SIGINT or SIGHUP (someone else is stopping
+ *   the group), the rest of the group gets the grace period to finish (a
+ *   server saving its world) instead of being SIGKILLed at once.
+ *
+ * All instances must see the same processes (one pid namespace: the same
+ * host, or the same container).
+ */
+
+const DEFAULT_STOP_GRACE_MS = 10_000;
+/** A leader killed by one of these was asked to stop by someone else: its group gets the grace period. */
+const STOP_SIGNALS: ReadonlySet<string> = new Set(['SIGTERM', 'SIGINT', 'SIGHUP']);
+
+export class ProcessSupervisor {
+  private readonly logDir: string;
+  private readonly runDir: string;
+  private readonly stopGraceMs: number;
+  private readonly log: ProcessLogger;
+  private readonly processes = new Map<string, ManagedProcess>();
+  private readonly pidFiles: PidFiles;
+  private readonly queue = new PowerQueue();
+  private readonly events: StateEvents;
+  private readonly foreign: ForeignProcesses;
+  private closing = false;
+
+  constructor(options: ProcessSupervisorOptions) {
+    this.logDir = options.logDir;
+    this.runDir = options.runDir;
+    this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    this.log = options.logger ?? silentLogger;
+    this.pidFiles = new PidFiles(this.runDir, this.log);
+    this.events = new StateEvents(this.log);
+    this.foreign = new ForeignProcesses(this.pidFiles, this.events, this.stopGraceMs, this.log, (uuid) => this.state(uuid));
+  }
+
+  /**
+   * The server's state: ours from memory, another instance's from its pid
+   * file (read on every call; see "Several instances on one machine").
+   */
+  state(serverUuid: string): ServerState {
+    const proc = this.processes.get(serverUuid);
+    if (proc) return proc.state;
+    if (this.foreign.isHalting(serverUuid)) return 'stopping';
+    return this.pidFiles.readSync(serverUuid)?.state ?? 'offline';
+  }
+
+  /** The running process's pid (also its process group id), for diagnostics; another instance's too. */
+  pid(serverUuid: string): number | undefined {
+    const proc = this.processes.get(serverUuid);
+    if (proc) return proc.pid;
+    const found = this.pidFiles.readSync(serverUuid);
+    return found?.state === 'running' ? (found.record.pid ?? undefined) : undefined;
+  }
+
+  /** Resolves once the process has spawned; a no-op when it is already running, here or under another instance. */
+  start(target: SupervisedServer): Promise<void> {
+    if (this.closing) return Promise.reject(shuttingDown());
+    return this.queue.run(target.uuid, () => this.launch(target));
+  }
+
+  /** Resolves once the process has exited; a no-op when it is not running. Also stops another instance's process. */
+  stop(target: SupervisedServer): Promise<void> {
+    return this.queue.run(target.uuid, () => this.halt(target.uuid, target.stopCommand, { foreign: true }));
+  }
+
+  /** Stops the process (ours or another instance's), then starts it here. */
+  restart(target: SupervisedServer): Promise<void> {
+    if (this.closing) return Promise.reject(shuttingDown());
+    return this.queue.run(target.uuid, async () => {
+      await this.halt(target.uuid, target.stopCommand, { foreign: true });
+      await this.launch(target);
+    });
+  }
+
+  /**
+   * SIGKILLs the process group and resolves once the process has exited. Not
+   * queued behind other power actions: a kill is what one reaches for when a
+   * stop hangs, so it must not wait for that stop's grace period.
+   */
+  async kill(target: SupervisedServer): Promise<void> {
+    const proc = this.processes.get(target.uuid);
+    if (!proc) return this.foreign.halt(target.uuid, 'kill');
+    this.setState(proc, 'stopping');
+    killGroup(proc, this.log);
+    await proc.exited;
+  }
+
+  /**
+   * Writes a console line to the process's standard input; for another
+   * instance's process, through /proc/<pid>/fd/0 of its group leader.
+   */
+  async sendCommand(serverUuid: string, line: string): Promise<void> {
+    const proc = this.processes.get(serverUuid);
+    if (!proc) return this.foreign.sendCommand(serverUuid, line);
+    const stdin = proc.stdin;
+    if (proc.state === 'stopping' || !stdin || !stdin.writable) throw new ServerNotRunningError(serverUuid);
+    // Not awaiting the flush: a server that stopped reading its console must not hang the caller.
+    stdin.write(`${line}\n`);
+  }
+
+  onStateChange(listener: StateListener): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  /**
+   * Stops every process (each with its stop command and grace period, all at
+   * once) and resolves when all have exited. Starts asked for before are
+   * carried out (then stopped); starts asked for afterwards fail.
+   */
+  async shutdownAll(): Promise<void> {
+    this.closing = true;
+    // Queued actions count too: a start in flight is waited for, then stopped.
+    const uuids = new Set([...this.processes.keys(), ...this.queue.servers()]);
+    const results = await Promise.allSettled(
+      [...uuids].map((uuid) => this.queue.run(uuid, () => this.halt(uuid, undefined, { foreign: false }))),
+    );
+    const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
+    if (failures.length > 0) throw new AggregateError(failures, 'Some server processes could not be stopped.');
+  }
+
+  /**
+   * Call once when the daemon starts, before any start: stops the process
+   * groups a previous instance left running (it crashed or was killed) and
+   * deletes their pid files, so that afterwards every server process running
+   * is owned by a live instance. Processes of live instances are left alone.
+   */
+  async reapOrphans(): Promise<void> {
+    await reapOrphans(this.runDir, this.stopGraceMs, this.log);
+  }
+
+  private async launch(target: SupervisedServer): Promise<void> {
+    if (this.processes.has(target.uuid)) return;
+    const startup = target.startup;
+    if (!startup) throw new NoStartupCommandError(target.uuid);
+    assertSafeUuid(target.uuid);
+    await assertDirectory(target.volumeDir, target.uuid);
+    await Promise.all([fs.mkdir(this.logDir, { recursive: true }), fs.mkdir(this.runDir, { recursive: true })]);
+
+    const claim = await this.pidFiles.claim(target, startup);
+    if (claim === null) return; // another instance runs it, or is starting it
+    let proc: ManagedProcess | undefined;
+    try {
+      proc = await this.spawnTracked(target, startup, claim);
+    } finally {
+      // Once tracked, the exit handling removes the pid file.
+      if (!proc) await this.pidFiles.remove(target.uuid, claim.text);
+    }
+    if (proc.state === 'starting' && this.processes.get(target.uuid) === proc) this.setState(proc, 'running');
+    proc.markLaunched();
+    this.log.info({ serverUuid: target.uuid, pid: proc.pid }, 'server process started');
+    await proc.recorded;
+  }
+
+  /** Spawns the claimed server and tracks it; throws (nothing tracked) when it could not be spawned. */
+  private async spawnTracked(target: SupervisedServer, startup: string, claim: Claim): Promise<ManagedProcess> {
+    const pipe = await openStdinPipe(this.runDir, target.uuid, this.log);
+    let logFile: fs.FileHandle;
+    try {
+      logFile = await fs.open(this.logPath(target.uuid), 'a');
+    } catch (err) {
+      closeStdinPipe(pipe);
+      throw startFailure(target, err);
+    }
+    let child: ChildProcess;
+    try {
+      child = spawnServerProcess(target, startup, pipe?.readFd, logFile.fd);
+    } catch (err) {
+      closeStdinPipe(pipe);
+      await logFile.close();
+      throw startFailure(target, err);
+    }
+    // From here to `track` everything is synchronous, so no 'error' or 'exit' event can be missed.
+    if (pipe) closeQuietly(pipe.readFd); // the child has its own copy
+    const spawned = whenSpawned(child);
+    child.on('error', (err) => this.log.error({ err, serverUuid: target.uuid }, 'server process error'));
+    const stdin = pipe ? pipe.writer : child.stdin;
+    stdin?.on('error', (err) => this.log.warn({ err, serverUuid: target.uuid }, 'server console write failed'));
+    const proc = child.pid === undefined ? undefined : this.track(target, child, child.pid, stdin, claim);
+    if (!proc) stdin?.destroy();
+    try {
+      // The child writes to its own copy of the descriptor, straight into the file.
+      await logFile.close();
+      await spawned;
+    } catch (err) {
+      proc?.markLaunched();
+      throw startFailure(target, err);
+    }
+    if (!proc) throw startFailure(target, new Error('the process has no pid'));
+    return proc;
+  }
+
+  /** Registers a freshly spawned process: state `starting`, pid file, exit handling. */
+  private track(
+    target: SupervisedServer,
+    child: ChildProcess,
+    pid: number,
+    stdin: Writable | null,
+    claim: Claim,
+  ): ManagedProcess {
+    let markLaunched = noop;
+    const launched = new Promise<void>((resolve) => (markLaunched = resolve));
+    const proc: ManagedProcess = {
+      target,
+      child,
+      pid,
+      stdin,
+      pidFile: claim.text,
+      state: 'starting',
+      recorded: Promise.resolve(),
+      exited: Promise.resolve(),
+      launched,
+      markLaunched,
+      killTimer: undefined,
+      killedAt: undefined,
+    };
+    proc.recorded = this.pidFiles.record(proc, claim.record);
+    const exit = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('exit', (code, signal) => resolve([code, signal])),
+    );
+    proc.exited = exit.then(([code, signal]) => this.afterExit(proc, code, signal));
+    this.processes.set(target.uuid, proc);
+    this.events.emit(target.uuid, 'starting');
+    return proc;
+  }
+
+  /**
+   * Asks the process to stop (stop command, or a signal), SIGKILLs its group
+   * after the grace period, and resolves once it has exited. `stopCommand`
+   * undefined means the one the process was started with. With `foreign`, a
+   * process another instance runs is stopped too.
+   */
+  private async halt(serverUuid: string, stopCommand: string | null | undefined, options: { foreign: boolean }): Promise<void> {
+    const proc = this.processes.get(serverUuid);
+    if (!proc) {
+      if (options.foreign) await this.foreign.halt(serverUuid, { stopCommand: stopCommand ?? null });
+      return;
+    }
+    this.setState(proc, 'stopping');
+    proc.killTimer ??= setTimeout(() => killAfterGrace(proc, this.stopGraceMs, this.log), this.stopGraceMs);
+    try {
+      requestStop(proc, stopCommand === undefined ? proc.target.stopCommand : stopCommand);
+    } catch (err) {
+      clearTimeout(proc.killTimer);
+      proc.killTimer = undefined;
+      if (this.processes.get(serverUuid) === proc) this.setState(proc, 'running');
+      throw err;
+    }
+    await proc.exited;
+  }
+
+  /**
+   * Runs once per process when its leader (the shell running the startup
+   * command) has exited, whatever made it exit. Never throws.
+   *
+   * The server is offline only once its whole process group is gone: a stop
+   * signal reaches the shell and the server alike, and the shell dies at once
+   * while the server may take its time to shut down cleanly (the grace timer
+   * still bounds that). A leader that ended by itself is treated like a
+   * container's main process: whatever it left running goes with it; one
+   * killed by SIGTERM, SIGINT or SIGHUP means someone else is stopping the
+   * group, which then gets the grace period.
+   */
+  private async afterExit(proc: ManagedProcess, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    const serverUuid = proc.target.uuid;
+    await proc.launched;
+    if (proc.state !== 'stopping' && (await groupAlive(proc.pid))) {
+      if (signal !== null && STOP_SIGNALS.has(signal)) {
+        // Someone else (another instance, an administrator) asked the group to stop: let the server finish.
+        this.log.info({ serverUuid, pid: proc.pid, signal }, 'server process was asked to stop from outside; waiting for it');
+        this.setState(proc, 'stopping');
+        proc.killTimer ??= setTimeout(() => killAfterGrace(proc, this.stopGraceMs, this.log), this.stopGraceMs);
+      } else {
+        killGroup(proc, this.log);
+      }
+    }
+    if (!(await groupEnded(proc))) {
+      this.log.error({ serverUuid, pgid: proc.pid }, 'server processes are still there after SIGKILL; giving up on them');
+    }
+    // Only now: a server still shutting down after its shell died must not see its console end under it.
+    proc.stdin?.destroy();
+    clearTimeout(proc.killTimer);
+    if (this.processes.get(serverUuid) === proc) {
+      this.processes.delete(serverUuid);
+      this.events.emit(serverUuid, 'offline');
+    }
+    this.log.info({ serverUuid, pid: proc.pid, code, signal }, 'server process exited');
+    await proc.recorded;
+    await this.pidFiles.remove(serverUuid, proc.pidFile);
+  }
+
+  private setState(proc: ManagedProcess, state: LiveState): void {
+    if (proc.state === state) return;
+    proc.state = state;
+    this.events.emit(proc.target.uuid, state);
+  }
+
+  private logPath(serverUuid: string): string {
+    return path.join(this.logDir, `${serverUuid}.log`);
+  }
+}
