@@ -1,7 +1,14 @@
-import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { Database, Queryable } from '../../db/database.js';
+import {
+  deleteEntries,
+  findOldestEntries,
+  findServersWithEntriesBefore,
+  lockServerCounter,
+  subtractFromServerTotal,
+  subtractTotals,
+} from './activity.repository.js';
 
 /**
  * Deletes activity entries older than ACTIVITY_PRUNE_DAYS, oldest first, in
@@ -32,15 +39,9 @@ const DEFAULT_INTERVAL_MS = 10 * 60_000;
 export async function pruneActivity(deps: Pick<PrunerDeps, 'db' | 'config'>, now: number, options: PruneOptions = {}): Promise<number> {
   const cutoff = now - deps.config.activityPruneDays * DAY_MS;
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
-  // Servers whose oldest live entry is older than the cutoff: one index probe each.
-  const servers = await sql<{ server_id: number }>`
-    select s.server_id from activity_servers s
-    join activity_logs l on l.server_id = s.server_id and l.seq = s.last_seq - s.total + 1
-    where s.total > 0 and l.timestamp < ${cutoff}
-    order by s.server_id
-  `.execute(deps.db);
+  const servers = await findServersWithEntriesBefore(deps.db, cutoff);
   let deleted = 0;
-  for (const { server_id: serverId } of servers.rows) {
+  for (const serverId of servers) {
     for (;;) {
       if (options.shouldStop?.()) return deleted;
       const n = await deps.db.transaction().execute((trx) => pruneBatch(trx, serverId, cutoff, batchSize));
@@ -54,23 +55,10 @@ export async function pruneActivity(deps: Pick<PrunerDeps, 'db' | 'config'>, now
 /** Deletes up to `batchSize` of one server's oldest entries stamped before `cutoff`. */
 async function pruneBatch(db: Queryable, serverId: number, cutoff: number, batchSize: number): Promise<number> {
   // The counter row is every writer's lock for this server (see activity.recorder.ts); a no-op update takes it.
-  const counter = await db
-    .updateTable('activity_servers')
-    .set((eb) => ({ last_seq: eb.ref('last_seq') }))
-    .where('server_id', '=', serverId)
-    .returning(['last_seq', 'total'])
-    .executeTakeFirst();
+  const counter = await lockServerCounter(db, serverId);
   if (!counter || Number(counter.total) === 0) return 0;
   const first = Number(counter.last_seq) - Number(counter.total) + 1;
-  const rows = await db
-    .selectFrom('activity_logs')
-    .select(['seq', 'event_term', 'ip_term', 'actor_term', 'facet_id'])
-    .where('server_id', '=', serverId)
-    .where('seq', '>=', first)
-    .where('seq', '<', first + batchSize)
-    .where('timestamp', '<', cutoff)
-    .orderBy('seq')
-    .execute();
+  const rows = await findOldestEntries(db, serverId, first, batchSize, cutoff);
   // Only the unbroken run from the oldest entry: the log must stay a gapless range.
   let n = 0;
   while (n < rows.length && Number(rows[n]!.seq) === first + n) n += 1;
@@ -84,33 +72,11 @@ async function pruneBatch(db: Queryable, serverId: number, cutoff: number, batch
     facetCounts.set(row.facet_id, (facetCounts.get(row.facet_id) ?? 0) + 1);
   }
 
-  await db
-    .deleteFrom('activity_logs')
-    .where('server_id', '=', serverId)
-    .where('seq', '>=', first)
-    .where('seq', '<=', first + n - 1)
-    .execute();
+  await deleteEntries(db, serverId, first, first + n - 1);
   await subtractTotals(db, 'activity_terms', termCounts);
   await subtractTotals(db, 'activity_facets', facetCounts);
-  await db
-    .updateTable('activity_servers')
-    .set((eb) => ({ total: eb('total', '-', n) }))
-    .where('server_id', '=', serverId)
-    .execute();
+  await subtractFromServerTotal(db, serverId, n);
   return n;
-}
-
-/** `total -= count` per id; rows left at zero go, so the vocabulary holds only live terms. */
-async function subtractTotals(db: Queryable, table: 'activity_terms' | 'activity_facets', counts: Map<number, number>) {
-  const ids = [...counts.keys()];
-  if (ids.length === 0) return;
-  const byCount = sql.join(
-    // Literals: the ids and counts are integers we computed, and PostgreSQL cannot type bare CASE parameters.
-    [...counts].map(([id, count]) => sql`when ${sql.lit(id)} then ${sql.lit(count)}`),
-    sql` `,
-  );
-  await sql`update ${sql.table(table)} set total = total - (case id ${byCount} end) where id in (${sql.join(ids)})`.execute(db);
-  await sql`delete from ${sql.table(table)} where id in (${sql.join(ids)}) and total = 0`.execute(db);
 }
 
 export interface ActivityPruner {

@@ -1,8 +1,15 @@
-import { sql } from 'kysely';
 import type { Queryable } from '../../db/database.js';
 import type { NewActivityLog } from '../../db/schema.js';
 import type { Actor } from '../../actor.js';
 import { actorTerm, ipTerm, TermKind } from './activity.terms.js';
+import {
+  addToFacetCounts,
+  addToServerCounters,
+  addToTermCounts,
+  insertEntries,
+  lockServerCounters,
+  setServerCounters,
+} from './activity.entries.repository.js';
 
 export type { Actor };
 
@@ -88,27 +95,11 @@ async function writeEntries(db: Queryable, input: readonly ActivityEntry[]): Pro
   const counters = new Map<number, { lastSeq: number; total: number; lastTimestamp: number }>();
   for (const ids of chunks(serverIds)) {
     const rows = uniform
-      ? await db
-          .insertInto('activity_servers')
-          .values(
-            ids.map((id) => ({ server_id: id, last_seq: counts.get(id)!, total: counts.get(id)!, last_timestamp: [...timestamps.get(id)!][0]! })),
-          )
-          .onConflict((oc) =>
-            oc.column('server_id').doUpdateSet((eb) => ({
-              last_seq: eb('activity_servers.last_seq', '+', eb.ref('excluded.last_seq')),
-              total: eb('activity_servers.total', '+', eb.ref('excluded.total')),
-              last_timestamp: sql<number>`case when activity_servers.last_timestamp > excluded.last_timestamp
-                then activity_servers.last_timestamp else excluded.last_timestamp end`,
-            })),
-          )
-          .returning(['server_id', 'last_seq', 'total', 'last_timestamp'])
-          .execute()
-      : await db
-          .insertInto('activity_servers')
-          .values(ids.map((id) => ({ server_id: id, last_seq: 0, total: 0, last_timestamp: 0 })))
-          .onConflict((oc) => oc.column('server_id').doUpdateSet((eb) => ({ last_seq: eb.ref('activity_servers.last_seq') })))
-          .returning(['server_id', 'last_seq', 'total', 'last_timestamp'])
-          .execute();
+      ? await addToServerCounters(
+          db,
+          ids.map((id) => ({ server_id: id, last_seq: counts.get(id)!, total: counts.get(id)!, last_timestamp: [...timestamps.get(id)!][0]! })),
+        )
+      : await lockServerCounters(db, ids);
     for (const row of rows) {
       // Uniform: the values after this batch; step back to where it starts (its timestamp, clamped, is final).
       const n = uniform ? counts.get(row.server_id)! : 0;
@@ -137,17 +128,10 @@ async function writeEntries(db: Queryable, input: readonly ActivityEntry[]): Pro
     return { event, ip, actor };
   });
   for (const batch of chunks([...terms.values()])) {
-    const rows = await db
-      .insertInto('activity_terms')
-      .values(batch.map((t) => ({ server_id: t.serverId, kind: t.kind, term: t.term, folded: t.term.toLowerCase(), last_seq: t.n, total: t.n })))
-      .onConflict((oc) =>
-        oc.columns(['server_id', 'kind', 'term']).doUpdateSet((eb) => ({
-          last_seq: eb('activity_terms.last_seq', '+', eb.ref('excluded.last_seq')),
-          total: eb('activity_terms.total', '+', eb.ref('excluded.total')),
-        })),
-      )
-      .returning(['id', 'server_id', 'kind', 'term', 'last_seq'])
-      .execute();
+    const rows = await addToTermCounts(
+      db,
+      batch.map((t) => ({ server_id: t.serverId, kind: t.kind, term: t.term, folded: t.term.toLowerCase(), last_seq: t.n, total: t.n })),
+    );
     for (const row of rows) {
       const count = terms.get(`${row.server_id}|${row.kind}|${row.term}`)!;
       count.id = row.id;
@@ -188,37 +172,22 @@ async function writeEntries(db: Queryable, input: readonly ActivityEntry[]): Pro
   });
 
   for (const batch of chunks([...facets.values()])) {
-    const returned = await db
-      .insertInto('activity_facets')
-      .values(batch.map((f) => ({ server_id: f.serverId, event_term: f.event, ip_term: f.ip, actor_term: f.actor, total: f.n })))
-      .onConflict((oc) =>
-        oc
-          .columns(['server_id', 'event_term', 'ip_term', 'actor_term'])
-          .doUpdateSet((eb) => ({ total: eb('activity_facets.total', '+', eb.ref('excluded.total')) })),
-      )
-      .returning(['id', 'server_id', 'event_term', 'ip_term', 'actor_term'])
-      .execute();
+    const returned = await addToFacetCounts(
+      db,
+      batch.map((f) => ({ server_id: f.serverId, event_term: f.event, ip_term: f.ip, actor_term: f.actor, total: f.n })),
+    );
     for (const row of returned) facets.get(`${row.server_id}|${row.event_term}|${row.ip_term}|${row.actor_term}`)!.id = row.id;
   }
   const rows: NewActivityLog[] = pending.map(({ facet, ...row }) => ({ ...row, facet_id: facet.id }));
-  for (const batch of chunks(rows)) await db.insertInto('activity_logs').values(batch).execute();
+  for (const batch of chunks(rows)) await insertEntries(db, batch);
   if (uniform) return;
   for (const ids of chunks(serverIds)) {
-    await db
-      .insertInto('activity_servers')
-      .values(
-        ids.map((id) => {
-          const c = counters.get(id)!;
-          return { server_id: id, last_seq: c.lastSeq, total: c.total, last_timestamp: c.lastTimestamp };
-        }),
-      )
-      .onConflict((oc) =>
-        oc.column('server_id').doUpdateSet((eb) => ({
-          last_seq: eb.ref('excluded.last_seq'),
-          total: eb.ref('excluded.total'),
-          last_timestamp: eb.ref('excluded.last_timestamp'),
-        })),
-      )
-      .execute();
+    await setServerCounters(
+      db,
+      ids.map((id) => {
+        const c = counters.get(id)!;
+        return { server_id: id, last_seq: c.lastSeq, total: c.total, last_timestamp: c.lastTimestamp };
+      }),
+    );
   }
 }
