@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { sql } from 'kysely';
 import type { Clock } from './clock.js';
 import type { Daemon } from './daemon/daemon.js';
-import type { Database, DialectName, Queryable } from './db/database.js';
+import type { Database, DialectName } from './db/database.js';
 import { createApiKey } from './modules/keys/keys.service.js';
 import { createServer } from './modules/servers/servers.service.js';
-import { createUser } from './modules/users/users.repository.js';
+import { createUser, hasUsers, lockForBootstrap } from './modules/users/users.repository.js';
 
 /**
  * First start (CONTRACT.md): against a database with no users, create the root
@@ -59,28 +58,6 @@ export async function bootstrapFirstStart(deps: BootstrapDeps): Promise<InitialC
     // Whatever the locks, a competing first start that won is not a failure of ours.
     if (await hasUsers(deps.db)) return null;
     throw err;
-  }
-}
-
-async function hasUsers(db: Queryable): Promise<boolean> {
-  return (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
-}
-
-/** Serialises first starts: taken before the "no users yet" check, held until commit. */
-async function lockForBootstrap(trx: Queryable, dialect: DialectName): Promise<void> {
-  switch (dialect) {
-    case 'postgres':
-      await sql`select pg_advisory_xact_lock(hashtext('quetzal.bootstrap'))`.execute(trx);
-      return;
-    case 'sqlite':
-      // A write as the transaction's first statement takes the write lock (waiting on
-      // busy_timeout), so the check below reads what any other first start committed.
-      await trx
-        .updateTable('users')
-        .set({ root_admin: 1 })
-        .where(sql<boolean>`0 = 1`)
-        .execute();
-      return;
   }
 }
 

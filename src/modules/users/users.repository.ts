@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../db/database.js';
+import { sql } from 'kysely';
+import type { DialectName, Queryable } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 
 export async function createUser(
@@ -41,4 +42,26 @@ export async function findTakenUserField(db: Queryable, username: string, email:
     .execute();
   if (rows.some((r) => r.username.toLowerCase() === username.toLowerCase())) return 'username';
   return rows.length > 0 ? 'email' : null;
+}
+
+export async function hasUsers(db: Queryable): Promise<boolean> {
+  return (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Serialises first starts: taken before the "no users yet" check, held until commit. */
+export async function lockForBootstrap(trx: Queryable, dialect: DialectName): Promise<void> {
+  switch (dialect) {
+    case 'postgres':
+      await sql`select pg_advisory_xact_lock(hashtext('quetzal.bootstrap'))`.execute(trx);
+      return;
+    case 'sqlite':
+      // A write as the transaction's first statement takes the write lock (waiting on
+      // busy_timeout), so the check below reads what any other first start committed.
+      await trx
+        .updateTable('users')
+        .set({ root_admin: 1 })
+        .where(sql<boolean>`0 = 1`)
+        .execute();
+      return;
+  }
 }
