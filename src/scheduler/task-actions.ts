@@ -2,6 +2,7 @@ import type { AppDeps } from '../deps.js';
 import type { DaemonServer, PowerSignal } from '../daemon/daemon.js';
 import { SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';
 import { createBackupAndWait, parseIgnored } from '../modules/backups/backups.service.js';
+import { findServerById } from '../modules/servers/servers.repository.js';
 import { deleteFilesPaths, POWER_SIGNALS } from '../modules/tasks/tasks.rules.js';
 import type { TaskRow } from '../db/schema.js';
 
@@ -51,7 +52,7 @@ async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promis
       // limit (at the limit the task fails; it does not rotate old backups out), and
       // logged as server:backup.start / .complete / .fail by that service. Waited for,
       // so that a following task (a restart, a file deletion) sees the archive done.
-      const row = await deps.db.selectFrom('servers').selectAll().where('id', '=', server.id).executeTakeFirst();
+      const row = await findServerById(deps.db, server.id);
       if (!row) throw new TaskError('The server no longer exists.');
       const outcome = await createBackupAndWait(deps, row, SYSTEM_ACTOR, { ignored: parseIgnored(task.payload), rotate: false });
       if (outcome.error !== undefined) throw outcome.error;

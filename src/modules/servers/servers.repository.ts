@@ -103,6 +103,10 @@ export async function setServerStatusUnlessRestoring(db: Queryable, serverId: nu
 }
 
 /** A server's status as it is now; undefined when the server is gone. */
+export async function findServerById(db: Queryable, serverId: number): Promise<ServerRow | undefined> {
+  return db.selectFrom('servers').selectAll().where('id', '=', serverId).executeTakeFirst();
+}
+
 export async function findServerStatus(db: Queryable, serverId: number): Promise<{ status: ServerStatus | null } | undefined> {
   return db.selectFrom('servers').select('status').where('id', '=', serverId).executeTakeFirst();
 }
