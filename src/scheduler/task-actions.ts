@@ -13,7 +13,7 @@ import type { TaskRow } from '../db/schema.js';
  */
 export type TaskDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
 
-export interface TaskEvent {
+interface TaskEvent {
   event: string;
   properties: Record<string, unknown>;
 }
@@ -72,4 +72,4 @@ async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promis
 }
 
 /** A task that cannot be carried out as stored. */
-export class TaskError extends Error {}
+class TaskError extends Error {}

@@ -12,7 +12,7 @@ import type { SchedulerLogger } from './logger.js';
  * The payload is the sender's schema, so that several deployments (or test
  * runs) sharing one PostgreSQL database do not wake one another.
  */
-export const SCHEDULES_CHANNEL = 'quetzal_schedules';
+const SCHEDULES_CHANNEL = 'quetzal_schedules';
 
 /**
  * Announces that schedules changed. Inside a transaction the notification is

@@ -17,8 +17,8 @@ import type { TestDatabase, TestDatabaseHandle } from '../helpers/databases.js';
 import { Factories } from '../helpers/factories.js';
 import { TestClock } from '../helpers/harness.js';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const ECHO_SERVER = path.join(ROOT, 'test/fixtures/echo-server.mjs');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const ECHO_SERVER = path.join(ROOT, 'test/fixtures/echo-server.mjs');
 export const ECHO_STARTUP = `node ${ECHO_SERVER}`;
 
 export interface SchedulerHarness {
@@ -205,7 +205,7 @@ export async function waitForRunEnd(db: DatabaseHandle['db'], scheduleId: number
   );
 }
 
-export function logFileOf(dataDir: string, server: ServerRow): string {
+function logFileOf(dataDir: string, server: ServerRow): string {
   return path.join(dataDir, 'logs', `${server.uuid}.log`);
 }
 
