@@ -360,7 +360,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * before the request.
  */
 async function servedRestore(input: ChildInput): Promise<ChildResult> {
-  const { default: SQLite } = await import('better-sqlite3');
+  const { openSqliteConnection } = await import('../src/db/sqlite-driver.js');
   const port = await freePort();
   const proc = spawn(process.execPath, [path.join(ROOT, 'bin', 'quetzal.js'), 'serve'], {
     cwd: ROOT,
@@ -376,7 +376,8 @@ async function servedRestore(input: ChildInput): Promise<ChildResult> {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const db = new SQLite(input.databaseUrl.replace(/^sqlite:/, ''), { readonly: true });
+  const db = openSqliteConnection(input.databaseUrl.replace(/^sqlite:/, ''), { readonly: true });
+  const firstValue = (query: string, param: string) => (db.prepare(query, { arrays: true }).get([param]) as unknown[] | undefined)?.[0];
   try {
     const base = `http://127.0.0.1:${port}`;
     for (let ready = false; !ready; ) {
@@ -389,7 +390,7 @@ async function servedRestore(input: ChildInput): Promise<ChildResult> {
     const pid = proc.pid!;
     const rssBefore = memoryOf(pid).rssMiB;
     fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    const status = db.prepare('select status from servers where uuid_short = ?').pluck();
+    const status = { get: (short: string) => firstValue('select status from servers where uuid_short = ?', short) };
     const start = performance.now();
     const res = await fetch(`${base}/api/client/servers/${input.serverShort}/backups/${input.backupUuid}/restore`, {
       method: 'POST',
@@ -400,10 +401,10 @@ async function servedRestore(input: ChildInput): Promise<ChildResult> {
     while (status.get(input.serverShort) !== null) await sleep(5);
     const wallMs = performance.now() - start;
     const peak = memoryOf(pid).peakRssMiB;
-    const last = db
-      .prepare('select l.event from activity_logs l join servers s on s.id = l.server_id where s.uuid_short = ? order by l.id desc limit 1')
-      .pluck()
-      .get(input.serverShort);
+    const last = firstValue(
+      'select l.event from activity_logs l join servers s on s.id = l.server_id where s.uuid_short = ? order by l.id desc limit 1',
+      input.serverShort,
+    );
     if (last !== 'server:backup.restore-complete') throw new Error(`restore did not complete: last event ${String(last)}`);
     return { wallMs, rssBeforeMiB: rssBefore, peakRssMiB: peak };
   } finally {

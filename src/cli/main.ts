@@ -190,15 +190,24 @@ async function runService(command: ServiceCommand, options: CliOptions, opts: Ru
   }
 }
 
-/** SIGINT/SIGTERM request a graceful stop; a second one ends the process at once. */
+/**
+ * SIGINT/SIGTERM request a graceful stop; a second one ends the process at once.
+ * A repeat within a second is the same request delivered twice, not a second
+ * one: Ctrl-C reaches the terminal's whole foreground group (npm and this
+ * process) and npm forwards its copy; a process manager that signals every
+ * process of the service does the same through npm.
+ */
 function stopOnSignals(logger: Logger): AbortSignal {
   const controller = new AbortController();
+  let requestedAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!controller.signal.aborted) {
+      requestedAt = performance.now();
       logger.info({ signal }, 'stopping gracefully (send it again to stop at once)');
       controller.abort();
       return;
     }
+    if (performance.now() - requestedAt < 1000) return;
     logger.warn({ signal }, 'stopping at once');
     logger.flush();
     process.exit(1);

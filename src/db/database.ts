@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import {
   CompiledQuery,
@@ -13,6 +12,7 @@ import {
   type Transaction,
 } from 'kysely';
 import type { Tables } from './schema.js';
+import { openSqliteConnection, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
 
 export type Database = Kysely<Tables>;
 export type Trx = Transaction<Tables>;
@@ -62,11 +62,11 @@ export function openDatabase(url: string, opts: { poolSize?: number; searchPath?
 
 function openSqlite(file: string): DatabaseHandle {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 10000');
-  sqlite.pragma('foreign_keys = ON');
+  const sqlite = openSqliteConnection(file);
+  sqlite.exec('PRAGMA busy_timeout = 10000');
+  sqlite.exec('PRAGMA journal_mode = WAL');
+  sqlite.exec('PRAGMA synchronous = NORMAL');
+  sqlite.exec('PRAGMA foreign_keys = ON');
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', ...(file !== ':memory:' ? { file: path.resolve(file) } : {}), close: () => db.destroy() };
 }
@@ -81,10 +81,8 @@ const STATEMENT_CACHE_SIZE = 500;
  */
 export const ARRAY_ROWS = '/* array rows */ ';
 
-function prepareStatement(sqlite: SQLite.Database, sql: string): SQLite.Statement {
-  const statement = sqlite.prepare(sql);
-  if (sql.startsWith(ARRAY_ROWS) && statement.reader) statement.raw(true);
-  return statement;
+function prepareStatement(sqlite: SqliteConnection, sql: string): SqliteStatement {
+  return sqlite.prepare(sql, { arrays: sql.startsWith(ARRAY_ROWS) });
 }
 
 /**
@@ -92,11 +90,11 @@ function prepareStatement(sqlite: SQLite.Database, sql: string): SQLite.Statemen
  * (docs/PERFORMANCE.md). The service issues a few hundred distinct statements,
  * so prepared ones are kept by their SQL text (the cache is cleared if it ever
  * fills, e.g. with statements whose IN lists vary in length). Reusing a
- * statement is safe here: better-sqlite3 runs each call to completion
+ * statement is safe here: the driver runs each call to completion
  * synchronously, and one that is busy being iterated is never handed out.
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
-  const statements = new Map<string, SQLite.Statement>();
+function withStatementCache(sqlite: SqliteConnection): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
@@ -129,5 +127,7 @@ function openPostgres(url: string, max: number, searchPath?: string): DatabaseHa
     ...(searchPath ? { options: `-c search_path=${searchPath}` } : {}),
   });
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', ...(searchPath ? { schema: searchPath } : {}), close: () => db.destroy() };
+  // A schema named in the URL (`?options=-c search_path=X`) is the schema too: Kysely's migrator must look only there.
+  const schema = searchPath ?? /(?:^|\s)search_path=([A-Za-z_][A-Za-z0-9_]*)(?:\s|$)/.exec(new URL(url).searchParams.get('options') ?? '')?.[1];
+  return { db, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => db.destroy() };
 }

@@ -1,6 +1,6 @@
-import SQLite from 'better-sqlite3';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { DatabaseHandle } from './database.js';
+import { openSqliteConnection } from './sqlite-driver.js';
 import { initialMigration } from './migrations/001_initial.js';
 import { activityMigration } from './migrations/002_activity.js';
 import { schedulerMigration } from './migrations/003_scheduler.js';
@@ -43,9 +43,9 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
  * taken synchronously and would wait on a migration that cannot proceed.)
  */
 function lockSqliteMigrations(file: string): () => void {
-  const lock = new SQLite(`${file}.migrate-lock`);
+  const lock = openSqliteConnection(`${file}.migrate-lock`);
   try {
-    lock.pragma('busy_timeout = 120000');
+    lock.exec('PRAGMA busy_timeout = 120000');
     lock.exec('BEGIN IMMEDIATE');
   } catch (err) {
     lock.close();
