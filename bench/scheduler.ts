@@ -57,7 +57,15 @@ class StandInDaemon implements Daemon {
   async restoreBackup(): Promise<void> {
     throw new Error('not in this benchmark');
   }
+  async recoverRestore(): Promise<'not-here'> {
+    return 'not-here';
+  }
+  async discardRestore(): Promise<void> {}
+  async listRestores(): Promise<string[]> {
+    return [];
+  }
   async deleteBackup(): Promise<void> {}
+  async discardBackup(): Promise<void> {}
   async deleteFiles(): Promise<void> {}
   onStateChange(): () => void {
     return () => {};

@@ -3,6 +3,7 @@ import qs from 'qs';
 import swagger from '@fastify/swagger';
 import { registerJsonBodyParser, BODY_LIMIT } from './http/body-parser.js';
 import { registerErrorHandler } from './http/error-handler.js';
+import { answerClientError, answerFrameworkError, MAX_PARAM_LENGTH, registerHostHeaderCheck } from './http/framework-errors.js';
 import { methodNotAllowed, notFound } from './http/errors.js';
 import { registerClientGuard } from './http/client-guard.js';
 import type { ClientResolver } from './http/client-resolver.js';
@@ -31,8 +32,13 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     logger: options.logger ?? { level: deps.config.logLevel },
     bodyLimit: BODY_LIMIT,
     trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
+    // Errors raised before any route runs get SPEC 1.2's body too.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
+    http: { requireHostHeader: false },
     routerOptions: {
       ignoreTrailingSlash: true,
+      maxParamLength: MAX_PARAM_LENGTH,
       querystringParser: (query: string) => qs.parse(query, { depth: 2, parameterLimit: 100, allowPrototypes: false }),
     },
     ajv: {
@@ -50,6 +56,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
 
   registerJsonBodyParser(app);
   registerErrorHandler(app);
+  registerHostHeaderCheck(app);
   const resolver: ClientResolver = {
     authenticate: (token, ip, now) => authenticateToken(deps.db, token, ip, now),
     findServerTarget: (user, ids) => findServerTarget(deps.db, user, ids),

@@ -19,6 +19,10 @@ export interface Config {
   /** Memory for rendered activity listings, in MiB; 0 turns the cache off. */
   readonly activityCacheMb: number;
   readonly bootstrap: boolean;
+  /** Size in MiB (fractions allowed) at which a server's console log is rotated, keeping one previous file. */
+  readonly consoleLogMb: number;
+  /** Entries a backup archive may hold for a restore to be attempted (SPEC 9); more fails the restore before any change. */
+  readonly restoreMaxEntries: number;
 }
 
 export class ConfigError extends Error {}
@@ -38,6 +42,16 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+/** A positive decimal number (fractions allowed) in (0, max]. */
+function positiveDecimal(env: Env, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+(\.\d+)?$|^\.\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a positive number, got "${raw}"`);
+  const value = Number(raw);
+  if (value <= 0 || value > max) throw new ConfigError(`${name} must be above 0 and at most ${max}, got ${value}`);
   return value;
 }
 
@@ -84,5 +98,7 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     activityPruneDays: integer(env, 'ACTIVITY_PRUNE_DAYS', 90, 1, 36500),
     activityCacheMb: integer(env, 'ACTIVITY_CACHE_MB', 16, 0, 4096),
     bootstrap: onOff(env, 'QUETZAL_BOOTSTRAP', true),
+    consoleLogMb: positiveDecimal(env, 'CONSOLE_LOG_MB', 50, 1_048_576),
+    restoreMaxEntries: integer(env, 'RESTORE_MAX_ENTRIES', 1_000_000, 1, 1_000_000_000),
   });
 }

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import type { LocalDaemon } from './daemon/local/local-daemon.js';
 import type { DatabaseHandle } from './db/database.js';
 import { startActivityPruner } from './modules/activity/activity.pruner.js';
+import { recoverFileOperations, startFileOperationRecovery } from './modules/backups/backups.recovery.js';
 import { schedulesChangedNotifier } from './timing/wakeup.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
 
@@ -49,12 +50,14 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   const { config, database, daemon, clock, logger } = deps;
   // Stops processes an instance that died left behind, and creates the daemon's folders.
   await daemon.start();
+  // Restores and backups a dead instance left halfway: finished or undone before anyone can act on their servers.
+  await recoverFileOperations({ db: database.db, clock, daemon }, logger);
   const jobs = new BackgroundJobs(logger);
 
   let scheduler: SchedulerHandle | undefined;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
-  const extras: Stoppable[] = [];
+  const extras: Stoppable[] = [startFileOperationRecovery({ db: database.db, clock, daemon }, logger)];
 
   let stopped: Promise<void> | undefined;
   const shutdown = async () => {

@@ -165,7 +165,7 @@ export function searchPathOption(url: string): { searchPath?: string } {
 
 async function runAdminCommand(command: CliCommand, options: CliOptions, opts: RunCliOptions): Promise<Record<string, unknown>> {
   const { config, database, logger } = await openContext(opts, false);
-  const daemon = new LocalDaemon(config.dataDir, { logger });
+  const daemon = new LocalDaemon(config.dataDir, { logger, consoleLogBytes: config.consoleLogMb * 1024 * 1024 });
   try {
     // Not daemon.start(): that would take over processes that a running service owns.
     await Promise.all(Object.values(daemon.paths).map((dir) => fs.mkdir(dir, { recursive: true })));
@@ -179,7 +179,7 @@ async function runAdminCommand(command: CliCommand, options: CliOptions, opts: R
 
 async function runService(command: ServiceCommand, options: CliOptions, opts: RunCliOptions): Promise<void> {
   const { config, database, logger } = await openContext(opts, true);
-  const daemon = new LocalDaemon(config.dataDir, { logger });
+  const daemon = new LocalDaemon(config.dataDir, { logger, consoleLogBytes: config.consoleLogMb * 1024 * 1024 });
   const stop = opts.stop ?? stopOnSignals(logger);
   try {
     const ctx: ServiceContext = { config, database, daemon, clock: opts.clock ?? systemClock, logger };

@@ -22,6 +22,8 @@ export interface BackupArchive {
 export class DaemonError extends Error {}
 /** The daemon did not answer in time (SPEC 1.2: 504). */
 export class DaemonTimeoutError extends Error {}
+/** The server cannot take this now, e.g. its console input is full because it does not read it (SPEC 9: 409). */
+export class DaemonBusyError extends Error {}
 
 export interface Daemon {
   /** Creates the server's volume if it does not exist yet. */
@@ -31,12 +33,30 @@ export interface Daemon {
   /** Writes a console line; DaemonError when the server is not running. */
   sendCommand(server: DaemonServer, line: string): Promise<void>;
   createBackup(server: DaemonServer, backup: { uuid: string; ignored: string[] }): Promise<BackupArchive>;
-  /** Resolves when the restore finished; rejects (volume untouched) when it failed. */
+  /**
+   * Resolves when the restore finished; rejects (volume untouched) when it failed.
+   * With `restoreId` (the restore's row), its progress is journalled on the node
+   * under that id and kept after a success until `discardRestore`, so that
+   * `recoverRestore` can finish or undo it after a crash.
+   */
   restoreBackup(
     server: DaemonServer,
     backup: { uuid: string; sha1: string | null },
-    options: { truncate: boolean },
+    options: { truncate: boolean; restoreId?: string; maxEntries?: number },
   ): Promise<void>;
+  /**
+   * After the instance running restore `restoreId` died: brings the volume to
+   * exactly its old tree (`rolled-back`) or exactly the restored one
+   * (`restored`); `not-here` when neither the volume nor the restore's
+   * progress is on this node, which must leave it alone.
+   */
+  recoverRestore(server: DaemonServer, restoreId: string): Promise<'restored' | 'rolled-back' | 'not-here'>;
+  /** Removes what restore `restoreId` kept on the node, once its outcome is recorded. */
+  discardRestore(restoreId: string): Promise<void>;
+  /** The restores whose progress is kept on this node (an id each). */
+  listRestores(): Promise<string[]>;
+  /** Removes a backup cut short: its partial archive, and its archive if it got that far. */
+  discardBackup(server: DaemonServer, backupUuid: string): Promise<void>;
   deleteBackup(server: DaemonServer, backupUuid: string): Promise<void>;
   /** Deletes paths relative to the volume; never anything outside it. */
   deleteFiles(server: DaemonServer, paths: string[]): Promise<void>;

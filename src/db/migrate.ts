@@ -5,6 +5,7 @@ import { initialMigration } from './migrations/001_initial.js';
 import { activityMigration } from './migrations/002_activity.js';
 import { schedulerMigration } from './migrations/003_scheduler.js';
 import { changeGenerationsMigration } from './migrations/004_change_generations.js';
+import { fileOperationsMigration } from './migrations/005_file_operations.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -13,6 +14,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '002_activity': activityMigration(handle.dialect),
     '003_scheduler': schedulerMigration(handle.dialect),
     '004_change_generations': changeGenerationsMigration(handle.dialect),
+    '005_file_operations': fileOperationsMigration(handle.dialect),
   };
 }
 

@@ -106,6 +106,21 @@ export interface BackupTable {
   is_locked: Flag;
   created_at: Millis;
   completed_at: Millis | null;
+  /** The instance writing the archive (migration 005); null before that migration. */
+  owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+}
+
+/** A restore in progress (migration 005): one per server, deleted when the status returns to null. */
+export interface BackupRestoreTable {
+  /** Also names the staging folder beside the volume: `.restore-<id>`. */
+  id: string;
+  server_id: number;
+  backup_id: number;
+  truncate: Flag;
+  owner: string;
+  lease_expires_at: Millis;
+  created_at: Millis;
 }
 
 export interface ActivityLogTable {
@@ -183,6 +198,7 @@ export interface Tables {
   activity_terms: ActivityTermTable;
   activity_facets: ActivityFacetTable;
   change_generations: ChangeGenerationTable;
+  backup_restores: BackupRestoreTable;
 }
 
 export type UserRow = Selectable<UserTable>;
@@ -199,5 +215,6 @@ export type NewTask = Insertable<TaskTable>;
 export type TaskUpdate = Updateable<TaskTable>;
 export type BackupRow = Selectable<BackupTable>;
 export type NewBackup = Insertable<BackupTable>;
+export type BackupRestoreRow = Selectable<BackupRestoreTable>;
 export type ActivityLogRow = Selectable<ActivityLogTable>;
 export type NewActivityLog = Insertable<ActivityLogTable>;

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import {
   badRequest,
+  conflict,
   daemonFailed,
   daemonTimedOut,
   GENERIC_500,
@@ -10,7 +11,7 @@ import {
   ValidationError,
 } from './errors.js';
 import { validationErrorFromSchema } from './validation.js';
-import { DaemonError, DaemonTimeoutError } from '../daemon/daemon.js';
+import { DaemonBusyError, DaemonError, DaemonTimeoutError } from '../daemon/daemon.js';
 
 const FASTIFY_ERRORS: Record<string, () => HttpError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => payloadTooLarge(),
@@ -23,6 +24,7 @@ const FASTIFY_ERRORS: Record<string, () => HttpError> = {
 export function toHttpError(error: unknown): HttpError | null {
   if (error instanceof HttpError) return error;
   if (error instanceof DaemonTimeoutError) return daemonTimedOut(error.message);
+  if (error instanceof DaemonBusyError) return conflict(error.message);
   if (error instanceof DaemonError) return daemonFailed(error.message);
   const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
   if (fastifyError.validation) {

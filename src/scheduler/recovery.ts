@@ -1,7 +1,7 @@
 import { recordActivity, SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';
 import { notifySchedulesChanged } from '../timing/wakeup.js';
 import type { SchedulerContext } from './context.js';
-import { claimantIsDead, type InstanceIdentity } from './instance.js';
+import { claimantIsDead, type InstanceIdentity } from '../instance.js';
 import { findClaimants, findOrphanedRuns, releaseLeases, takeOverRun } from './recovery.repository.js';
 import { closeRun } from './runs.repository.js';
 import { activeRunOf, type RunDriver } from './runs.js';

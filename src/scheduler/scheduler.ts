@@ -4,7 +4,7 @@ import { silentLogger, type SchedulerLogger } from '../timing/logger.js';
 import { ScheduleChangeListener } from '../timing/wakeup.js';
 import { claimDueRuns } from './claims.js';
 import type { SchedulerContext } from './context.js';
-import { instanceIdentity } from './instance.js';
+import { instanceIdentity } from '../instance.js';
 import { SchedulerLoop } from './loop.js';
 import { OrphanRecovery } from './recovery.js';
 import { RunDriver } from './runs.js';

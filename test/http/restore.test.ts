@@ -336,13 +336,17 @@ describeEachDatabase('restoring backups', (database) => {
       expect(spy).toHaveBeenCalledWith(
         expect.objectContaining({ uuid: server.uuid }),
         { uuid: backup.uuid, sha1: 'b'.repeat(40) },
-        { truncate: false },
+        expect.objectContaining({ truncate: false, restoreId: expect.any(String) }),
       );
       expect((await h.request(owner.token, { method: 'GET', url: base(server) })).statusCode).toBe(200);
       expect((await h.request(owner.token, { method: 'GET', url: `${base(server)}/${backup.uuid}` })).statusCode).toBe(200);
       expect((await h.request(owner.token, { method: 'POST', url: base(server), payload: {} })).statusCode).toBe(409);
       expect((await h.request(owner.token, { method: 'DELETE', url: `${base(server)}/${backup.uuid}` })).statusCode).toBe(409);
       expect((await h.request(owner.token, { method: 'POST', url: restoreUrl(server, backup) })).statusCode).toBe(409);
+      // SPEC 9: the backup being restored can be neither deleted (above) nor locked or unlocked.
+      const lock = await h.request(owner.token, { method: 'POST', url: `${base(server)}/${backup.uuid}/lock` });
+      expect(lock.statusCode).toBe(409);
+      expect(lock.json().errors[0].code).toBe('ConflictHttpException');
       expect((await restoreEvents(server)).map((e) => e.event)).toEqual(['server:backup.restore']);
     } finally {
       release();
@@ -529,5 +533,40 @@ describeEachDatabase('restoring backups', (database) => {
     expect(foreign.statusCode).toBe(404);
     expect(await events(other)).toEqual([]);
     expect(await statusOf(other)).toBeNull();
+  });
+
+  it('one file operation at a time (SPEC 9): a restore while a backup is written is a 409, and the backup completes with every file', async () => {
+    const { owner, server } = await h.make.ownedServer();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 300; i += 1) files[`d${i % 7}/f${i}.txt`] = `content ${i} `.repeat(50);
+    writeVolume(server, { 'old.txt': 'older' });
+    const older = await backupViaApi(owner.token, server, 'older');
+    writeVolume(server, files);
+    const expected = snapshot(server);
+
+    const started = await h.request(owner.token, { method: 'POST', url: base(server), payload: { name: 'newer' } });
+    expect(started.statusCode).toBe(200);
+    // At once, while the archive is being written.
+    const refused = await h.request(owner.token, { method: 'POST', url: restoreUrl(server, older), payload: { truncate: true } });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().errors[0].code).toBe('ConflictHttpException');
+    await h.jobs.idle();
+
+    const newer = await h.request(owner.token, { method: 'GET', url: `${base(server)}/${started.json().attributes.uuid}` });
+    expect(newer.json().attributes).toMatchObject({ is_successful: true });
+    expect(snapshot(server)).toEqual(expected);
+    expect(await statusOf(server)).toBeNull();
+    expect(await restoreEvents(server)).toEqual([]);
+    // The backup holds every file: restoring it with truncate onto an emptied volume gives the same tree.
+    fs.rmSync(h.daemon.volumeDir(server.uuid), { recursive: true });
+    fs.mkdirSync(h.daemon.volumeDir(server.uuid));
+    const res = await h.request(owner.token, {
+      method: 'POST',
+      url: restoreUrl(server, started.json().attributes),
+      payload: { truncate: true },
+    });
+    expect(res.statusCode).toBe(204);
+    await h.jobs.idle();
+    expect(snapshot(server)).toEqual(expected);
   });
 });

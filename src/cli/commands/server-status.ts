@@ -1,5 +1,6 @@
 import { CliError, requireOption, type CliCommand } from '../command.js';
 import type { ServerStatus } from '../../db/schema.js';
+import { forceClearRestore } from '../../modules/backups/backups.recovery.js';
 import { setServerStatusUnlessRestoring } from '../../modules/servers/servers.repository.js';
 import { requireServer } from './lookups.js';
 
@@ -11,11 +12,17 @@ const SETTABLE: Readonly<Record<string, ServerStatus | null>> = {
   suspended: 'suspended',
 };
 
-/** `server:status --server S --set none|installing|install_failed|suspended` (CONTRACT.md). */
+/**
+ * `server:status --server S --set none|installing|install_failed|suspended [--force]`
+ * (CONTRACT.md). A restore in progress is refused; `--set none --force` clears
+ * one that is stuck (its recovery failed): its row goes, its files on this node
+ * are settled (the volume left as the old or the restored tree) and removed.
+ */
 export const command: CliCommand = {
   name: 'server:status',
-  usage: '--server S --set none|installing|install_failed|suspended',
+  usage: '--server S --set none|installing|install_failed|suspended [--force]',
   valueOptions: ['server', 'set'],
+  flagOptions: ['force'],
   async run(ctx, options) {
     const reference = requireOption(options, 'server');
     const wanted = requireOption(options, 'set');
@@ -24,9 +31,15 @@ export const command: CliCommand = {
     }
     const status = SETTABLE[wanted]!;
     const server = await requireServer(ctx.database.db, reference);
-    if (!(await setServerStatusUnlessRestoring(ctx.database.db, server.id, status, ctx.clock.now()))) {
-      throw new CliError('The server is restoring a backup; set its status once the restore has finished.');
+    if (await setServerStatusUnlessRestoring(ctx.database.db, server.id, status, ctx.clock.now())) {
+      return { uuid: server.uuid, status };
     }
+    if (options.force !== true || status !== null) {
+      throw new CliError(
+        'The server is restoring a backup; set its status once the restore has finished (or, if it is stuck, --set none --force).',
+      );
+    }
+    await forceClearRestore({ db: ctx.database.db, clock: ctx.clock, daemon: ctx.daemon }, server);
     return { uuid: server.uuid, status };
   },
 };

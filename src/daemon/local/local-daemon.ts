@@ -1,6 +1,8 @@
+import { readdirSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
+  DaemonBusyError,
   DaemonError,
   type BackupArchive,
   type Daemon,
@@ -8,9 +10,13 @@ import {
   type PowerSignal,
   type ServerState,
 } from '../daemon.js';
+import { crashPoint, crashPointArmed } from '../../crash-point.js';
 import { createArchive } from './archive/create.js';
+import { lstatOrNull } from './archive/lstat-or-null.js';
 import { restoreArchive } from './archive/restore.js';
-import { ProcessSupervisor, ServerNotRunningError, NoStartupCommandError } from './process/supervisor.js';
+import { ConsoleBusyError, ProcessSupervisor, ServerNotRunningError, NoStartupCommandError } from './process/supervisor.js';
+import { discardFolder, settleRestoreFolder } from './restore/recover-restore.js';
+import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
 
 export { resolveInsideVolume } from './volume/delete-paths.js';
@@ -36,12 +42,21 @@ export class LocalDaemon implements Daemon {
   readonly paths: LocalDaemonPaths;
   private readonly processes: ProcessSupervisor;
 
-  constructor(dataDir: string, opts: { stopGraceMs?: number; logger?: ConstructorParameters<typeof ProcessSupervisor>[0]['logger'] } = {}) {
+  constructor(
+    dataDir: string,
+    opts: {
+      stopGraceMs?: number;
+      /** CONSOLE_LOG_MB in bytes: where `logs/<uuid>.log` is rotated (default 50 MiB). */
+      consoleLogBytes?: number;
+      logger?: ConstructorParameters<typeof ProcessSupervisor>[0]['logger'];
+    } = {},
+  ) {
     this.paths = localDaemonPaths(dataDir);
     this.processes = new ProcessSupervisor({
       logDir: this.paths.logs,
       runDir: this.paths.run,
       ...(opts.stopGraceMs !== undefined ? { stopGraceMs: opts.stopGraceMs } : {}),
+      ...(opts.consoleLogBytes !== undefined ? { consoleLogBytes: opts.consoleLogBytes } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
   }
@@ -61,7 +76,12 @@ export class LocalDaemon implements Daemon {
   }
 
   private supervised(server: DaemonServer) {
-    return { uuid: server.uuid, startup: server.startup, stopCommand: server.stopCommand, volumeDir: this.volumeDir(server.uuid) };
+    return {
+      uuid: server.uuid,
+      startup: server.startup,
+      stopCommand: server.stopCommand,
+      volumeDir: this.volumeDir(server.uuid),
+    };
   }
 
   async prepareVolume(server: DaemonServer): Promise<void> {
@@ -98,19 +118,43 @@ export class LocalDaemon implements Daemon {
       await this.processes.sendCommand(server.uuid, line);
     } catch (err) {
       if (err instanceof ServerNotRunningError) throw new DaemonError('The server is not running.');
+      if (err instanceof ConsoleBusyError)
+        throw new DaemonBusyError('The server is not reading its console; too much input is already waiting.');
       throw err;
     }
   }
 
   async createBackup(server: DaemonServer, backup: { uuid: string; ignored: string[] }): Promise<BackupArchive> {
     await this.prepareVolume(server);
-    return createArchive({ volumeDir: this.volumeDir(server.uuid), archivePath: this.backupPath(backup.uuid), ignore: backup.ignored });
+    const stopWatching = this.watchForCrashWhileArchiving(backup.uuid);
+    try {
+      return await createArchive({
+        volumeDir: this.volumeDir(server.uuid),
+        archivePath: this.backupPath(backup.uuid),
+        ignore: backup.ignored,
+      });
+    } finally {
+      stopWatching();
+    }
+  }
+
+  /** Test-only (QUETZAL_TEST_CRASH_AT=backup-writing): dies once the partial archive has its first bytes. */
+  private watchForCrashWhileArchiving(backupUuid: string): () => void {
+    if (!crashPointArmed('backup-writing')) return () => undefined;
+    const prefix = `.${path.basename(this.backupPath(backupUuid))}.`;
+    const timer = setInterval(() => {
+      for (const name of readdirSync(this.paths.backups)) {
+        if (name.startsWith(prefix) && statSync(path.join(this.paths.backups, name), { throwIfNoEntry: false })?.size)
+          crashPoint('backup-writing');
+      }
+    }, 1);
+    return () => clearInterval(timer);
   }
 
   async restoreBackup(
     server: DaemonServer,
     backup: { uuid: string; sha1: string | null },
-    options: { truncate: boolean },
+    options: { truncate: boolean; restoreId?: string; maxEntries?: number },
   ): Promise<void> {
     // A running server is stopped first (SPEC 4).
     if (this.processes.state(server.uuid) !== 'offline') await this.processes.stop(this.supervised(server));
@@ -120,11 +164,49 @@ export class LocalDaemon implements Daemon {
       volumeDir: this.volumeDir(server.uuid),
       expectedSha1: backup.sha1,
       truncate: options.truncate,
+      ...(options.maxEntries !== undefined ? { limits: { maxEntries: options.maxEntries } } : {}),
+      ...(options.restoreId !== undefined ? { folder: this.restoreFolder(options.restoreId) } : {}),
     });
+  }
+
+  async recoverRestore(server: DaemonServer, restoreId: string): Promise<'restored' | 'rolled-back' | 'not-here'> {
+    const folder = this.restoreFolder(restoreId);
+    const [volume, progress] = await Promise.all([lstatOrNull(this.volumeDir(server.uuid)), lstatOrNull(folder.root)]);
+    if (volume === null && progress === null) return 'not-here';
+    // A server process that survived its instance (reaped at start, but not one on another node) must not write meanwhile.
+    if (this.processes.state(server.uuid) !== 'offline') await this.processes.kill(this.supervised(server));
+    return settleRestoreFolder(folder);
+  }
+
+  async discardRestore(restoreId: string): Promise<void> {
+    // Settled first: a journal still there (a forced clear mid-move) is run to its end, never dropped halfway.
+    const folder = this.restoreFolder(restoreId);
+    await settleRestoreFolder(folder);
+    await discardFolder(folder);
+  }
+
+  async listRestores(): Promise<string[]> {
+    return listRestoreFolders(this.paths.volumes);
+  }
+
+  private restoreFolder(restoreId: string) {
+    // The id comes from our own row; refuse anything that could name another folder.
+    if (!/^[A-Za-z0-9-]+$/.test(restoreId)) throw new Error(`invalid restore id ${JSON.stringify(restoreId)}`);
+    return restoreFolder(this.paths.volumes, restoreId);
   }
 
   async deleteBackup(_server: DaemonServer, backupUuid: string): Promise<void> {
     await fs.rm(this.backupPath(backupUuid), { force: true });
+  }
+
+  async discardBackup(server: DaemonServer, backupUuid: string): Promise<void> {
+    const archive = path.basename(this.backupPath(backupUuid));
+    // createArchive's temporary files: `.<archive name>.<random>.partial` beside the archive.
+    const partials = (await fs.readdir(this.paths.backups).catch(() => [] as string[])).filter(
+      (name) => name.startsWith(`.${archive}.`) && name.endsWith('.partial'),
+    );
+    await Promise.all(partials.map((name) => fs.rm(path.join(this.paths.backups, name), { force: true })));
+    await this.deleteBackup(server, backupUuid);
   }
 
   async deleteFiles(server: DaemonServer, paths: string[]): Promise<void> {

@@ -77,6 +77,8 @@ export async function markBackupFinished(
       completed_at: result.completedAt,
     })
     .where('id', '=', id)
+    // Recovery may have marked it failed meanwhile (its owner looked dead): that verdict stands.
+    .where('completed_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
 }

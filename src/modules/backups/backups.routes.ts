@@ -4,7 +4,8 @@ import { clientRoute } from '../../http/routes.js';
 import { paginatedList } from '../../http/envelopes.js';
 import { parsePageQuery } from '../../http/query.js';
 import { BackupListQuery, CreateBackupBody, RestoreBackupBody } from './backups.schemas.js';
-import { deleteBackup, listBackups, requestBackup, restoreBackup, toggleLock } from './backups.service.js';
+import { restoreBackup } from './backups.restore.js';
+import { deleteBackup, listBackups, requestBackup, toggleLock } from './backups.service.js';
 import { backupItem } from './backups.transformer.js';
 
 export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {

@@ -11,7 +11,9 @@ const LooseBoolean = Type.Unsafe<boolean | number | string>({
 /** Pterodactyl's StoreBackupRequest: every member optional. */
 export const CreateBackupBody = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 191, description: 'default "Backup at <date time>"' })),
-  ignored: Type.Optional(Type.String({ description: 'newline-separated patterns of files to leave out' })),
+  ignored: Type.Optional(
+    Type.String({ description: 'newline-separated patterns of files to leave out: at most 64 KiB (UTF-8) and 1,000 patterns' }),
+  ),
   is_locked: Type.Optional(LooseBoolean),
 });
 

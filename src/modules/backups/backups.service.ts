@@ -8,14 +8,14 @@ import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
 import type { BackupRow, ServerRow } from '../../db/schema.js';
 import { conflict, displayException, forbidden, notFound, serviceLimitExceeded } from '../../http/errors.js';
+import { checkIgnored, ignoredPatterns } from './backups.ignored.js';
 import { can, type Access } from '../../http/permissions.js';
 import type { PageRequest } from '../../http/query.js';
 import { toBoolean } from '../../http/validation.js';
 import { recordActivity, SYSTEM_ACTOR, type Actor } from '../activity/activity.recorder.js';
 import { daemonServer } from '../servers/servers.service.js';
-import type { CreateBackupInput, RestoreBackupInput } from './backups.schemas.js';
+import type { CreateBackupInput } from './backups.schemas.js';
 import {
-  claimServerForRestore,
   countBackups,
   countNonFailedBackups,
   deleteBackupRow,
@@ -25,9 +25,10 @@ import {
   insertBackup,
   lockServerRow,
   markBackupFinished,
-  releaseServerFromRestore,
   toggleBackupLock,
 } from './backups.repository.js';
+import { fileOperationLeases } from './file-operation-leases.js';
+import { findRestoreOfServer } from './file-operations.repository.js';
 
 /**
  * Backups: creation (API, CLI, scheduled tasks), import, deletion, locking and
@@ -72,23 +73,7 @@ export function defaultBackupName(now: number, timezone: string): string {
 }
 
 /** The newline-separated `ignored` member (or a backup task's payload) as a list of patterns; blank lines dropped. */
-export function parseIgnored(text: string | undefined): string[] {
-  if (text === undefined) return [];
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '');
-}
-
-/** The hex digest of a stored `sha1:<hex>` checksum, for the daemon to verify the archive against. */
-export function sha1Of(checksum: string | null): string | null {
-  const match = checksum ? /^sha1:([0-9a-f]{40})$/i.exec(checksum) : null;
-  return match ? match[1]!.toLowerCase() : null;
-}
-
-export function isRestorable(backup: BackupRow): boolean {
-  return backup.is_successful === 1 && backup.completed_at !== null;
-}
+export const parseIgnored = ignoredPatterns;
 
 /** One page of a server's backups, newest first; how many there are; and how many count toward the limit. */
 export async function listBackups(db: Queryable, server: ServerRow, { page, perPage }: PageRequest) {
@@ -105,7 +90,8 @@ export async function listBackups(db: Queryable, server: ServerRow, { page, perP
  * the server's row lock): refuses at the limit, or rotates the oldest one out.
  */
 async function ensureRoomForBackup(deps: BackupDeps, trx: Queryable, server: ServerRow, rotate: boolean, now: number) {
-  if (server.backup_limit <= 0) throw forbidden(NOT_CAPABLE);
+  // A limit of 0 is reached at once: Pterodactyl's TooManyBackupsException, a 400 (SPEC 1.2).
+  if (server.backup_limit <= 0) throw serviceLimitExceeded(NOT_CAPABLE);
   if ((await countNonFailedBackups(trx, server.id)) < server.backup_limit) return;
   const oldest = rotate ? await findOldestRotatableBackup(trx, server.id) : undefined;
   if (!oldest) {
@@ -154,6 +140,9 @@ export async function beginBackup(
       is_locked: request.isLocked ? 1 : 0,
       created_at: now,
       completed_at: null,
+      // Who writes the archive: if that process dies, recovery marks the backup failed (SPEC 9).
+      owner: fileOperationLeases(deps).owner,
+      lease_expires_at: fileOperationLeases(deps).leaseUntil(),
     });
     await recordActivity(trx, {
       serverId: server.id,
@@ -179,6 +168,15 @@ export interface BackupOutcome {
  * A daemon failure is recorded, not thrown.
  */
 export async function completeBackup(deps: BackupDeps, server: ServerRow, backup: BackupRow): Promise<BackupOutcome> {
+  const release = fileOperationLeases(deps).holdBackup(backup.id);
+  try {
+    return await writeAndRecordBackup(deps, server, backup);
+  } finally {
+    release();
+  }
+}
+
+async function writeAndRecordBackup(deps: BackupDeps, server: ServerRow, backup: BackupRow): Promise<BackupOutcome> {
   let archive: { sha1: string; bytes: number } | undefined;
   let error: unknown;
   try {
@@ -209,6 +207,8 @@ export async function completeBackup(deps: BackupDeps, server: ServerRow, backup
     });
     return row;
   });
+  // Deleted meanwhile, or marked failed by recovery (this process looked dead): no row names the archive.
+  if (!finished && archive) await deps.daemon.deleteBackup(daemonServer(server), backup.uuid).catch(() => undefined);
   return error === undefined ? { backup: finished } : { backup: finished, error };
 }
 
@@ -226,7 +226,7 @@ export async function requestBackup(
   const mayDelete = can(access, 'backup.delete');
   return startBackup(deps, server, actor, {
     name: input.name,
-    ignored: parseIgnored(input.ignored),
+    ignored: parseIgnored(checkIgnored(input.ignored, 'ignored')),
     isLocked: mayDelete && input.is_locked !== undefined && toBoolean(input.is_locked),
   });
 }
@@ -298,6 +298,9 @@ export async function toggleLock(
 ): Promise<BackupRow> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
+    // Under the server's lock, as a restore is accepted: a backup being restored keeps its lock state (SPEC 9).
+    if (!(await lockServerRow(trx, server.id))) throw notFound();
+    if ((await findRestoreOfServer(trx, server.id))?.backup_id === backup.id) throw conflict(RESTORING);
     const row = await toggleBackupLock(trx, backup.id);
     if (!row) throw notFound();
     await recordActivity(trx, {
@@ -309,77 +312,6 @@ export async function toggleLock(
     });
     return row;
   });
-}
-
-const NOT_RESTORABLE = 'This backup cannot be restored at this time: not completed or failed.';
-const SERVER_NOT_READY = 'This server is not currently in a state that allows for a backup to be restored.';
-
-/**
- * Accepts a restore (SPEC 4): in one transaction, flips the server's status from
- * null to restoring_backup — a conditional UPDATE, so of two concurrent calls
- * exactly one wins — and logs `server:backup.restore`; then hands the restore to
- * the daemon in the background.
- */
-export async function restoreBackup(
-  deps: BackgroundBackupDeps,
-  server: ServerRow,
-  backup: BackupRow,
-  actor: Actor,
-  input: RestoreBackupInput,
-): Promise<void> {
-  if (!isRestorable(backup)) throw conflict(NOT_RESTORABLE);
-  const truncate = input.truncate !== undefined && toBoolean(input.truncate);
-  const now = deps.clock.now();
-  const accepted = await deps.db.transaction().execute(async (trx) => {
-    if (!(await claimServerForRestore(trx, server.id, now))) throw conflict(SERVER_NOT_READY);
-    // Read again under the server's lock: a concurrent delete has either committed (gone) or waits for us.
-    const row = await findBackupById(trx, backup.id);
-    if (!row || row.server_id !== server.id) throw notFound();
-    if (!isRestorable(row)) throw conflict(NOT_RESTORABLE);
-    await recordActivity(trx, {
-      serverId: server.id,
-      event: 'server:backup.restore',
-      actor,
-      properties: { name: row.name, truncate },
-      timestamp: now,
-    });
-    return row;
-  });
-  deps.jobs.run(`restore ${accepted.uuid}`, async () => {
-    const error = await performRestore(deps, server, accepted, truncate);
-    if (error !== undefined) throw error;
-  });
-}
-
-/**
- * Runs an accepted restore to its end: the daemon restores (all or nothing), then
- * the status returns to null and `restore-complete` or `restore-failed` is logged
- * (system) in one transaction. Returns the daemon's error, if any.
- */
-export async function performRestore(
-  deps: BackupDeps,
-  server: ServerRow,
-  backup: BackupRow,
-  truncate: boolean,
-): Promise<unknown> {
-  let error: unknown;
-  try {
-    await deps.daemon.restoreBackup(daemonServer(server), { uuid: backup.uuid, sha1: sha1Of(backup.checksum) }, { truncate });
-  } catch (err) {
-    error = err ?? new Error('restore failed');
-  }
-  const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
-    await releaseServerFromRestore(trx, server.id, now);
-    await recordActivity(trx, {
-      serverId: server.id,
-      event: error === undefined ? 'server:backup.restore-complete' : 'server:backup.restore-failed',
-      actor: SYSTEM_ACTOR,
-      properties: { name: backup.name },
-      timestamp: now,
-    });
-  });
-  return error;
 }
 
 /** Thrown by importBackup for problems with the file itself. */

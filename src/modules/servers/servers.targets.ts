@@ -8,12 +8,14 @@ import { findTaskOfSchedule } from '../tasks/tasks.repository.js';
 import { findServerForUser } from './servers.repository.js';
 
 const INTEGER_ID = /^[1-9][0-9]{0,9}$/;
-const BACKUP_UUID = /^[0-9a-f-]{36}$/i;
+/** The largest id an `integer` (PostgreSQL `serial`) column holds: larger ones would be an SQL error, not a miss. */
+const MAX_INTEGER_ID = 2_147_483_647;
+const BACKUP_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A path's integer id (schedules, tasks); NaN for anything that cannot be one, which no row has. */
 function integerId(raw: string): number {
   const id = INTEGER_ID.test(raw) ? Number(raw) : NaN;
-  return Number.isSafeInteger(id) ? id : NaN;
+  return id <= MAX_INTEGER_ID ? id : NaN;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { forbidden, ValidationError } from '../../http/errors.js';
 import { can, permissionForSignal, type Access, type Permission, type PowerSignal } from '../../http/permissions.js';
 import type { TaskAction } from './tasks.schemas.js';
+import { checkIgnored } from '../backups/backups.ignored.js';
 
 /** The task rules of SPEC 2.2 that depend on more than one member. */
 
@@ -24,7 +25,8 @@ export function validatePayload(action: TaskAction, payload: string | undefined)
       if (!(POWER_SIGNALS as readonly string[]).includes(payload)) throw invalid('in', 'The selected payload is invalid.');
       return payload;
     case 'backup':
-      return payload ?? '';
+      // The payload is the backup's `ignored` patterns, with the same bounds (SPEC 9).
+      return checkIgnored(payload, 'payload') ?? '';
     case 'delete_files': {
       if (payload === undefined) throw invalid('required', 'The payload field is required when action is delete_files.');
       const paths = deleteFilesPaths(payload);
@@ -78,10 +80,16 @@ export function timeOffset(value: number | string): number {
   return seconds;
 }
 
+/** The largest value the `sequence_id` column holds on every database (PostgreSQL's `integer`). */
+const MAX_SEQUENCE_ID = 2_147_483_647;
+
 export function sequencePosition(value: number | string): number {
   const position = typeof value === 'number' ? value : Number(value);
-  if (!Number.isSafeInteger(position) || position < 1) {
+  if (!Number.isInteger(position) || position < 1) {
     throw ValidationError.of('sequence_id', 'min', 'The sequence id field must be at least 1.');
+  }
+  if (position > MAX_SEQUENCE_ID) {
+    throw ValidationError.of('sequence_id', 'max', `The sequence id field must not be greater than ${MAX_SEQUENCE_ID}.`);
   }
   return position;
 }

@@ -1,23 +1,26 @@
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
-import { lstatOrNull } from './lstat-or-null.js';
+import { SafeDir } from '../volume/safe-dir.js';
 
-/** Removes a tree without following symlinks, even one holding folders its owner made read-only. */
+/**
+ * Removes a tree without following symlinks, even one holding folders its
+ * owner made read-only: the parent of `target` is held by descriptor and the
+ * tree is removed depth-first through SafeDir, so a link planted anywhere in
+ * it (by a server's process) is unlinked, never crossed. Absent is not an
+ * error. A SIGKILL part way leaves a partly removed subtree of `target`.
+ */
 export async function removeTree(target: string): Promise<void> {
+  let parent: SafeDir;
   try {
-    await fs.rm(target, { recursive: true, force: true });
+    // The parent is the service's own folder (links the operator made in its path are theirs to make).
+    parent = SafeDir.open(fs.realpathSync(path.dirname(path.resolve(target))));
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'ENOTEMPTY') throw err;
-    await removeStubbornTree(target);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
   }
-}
-
-async function removeStubbornTree(target: string): Promise<void> {
-  const stat = await lstatOrNull(target);
-  if (stat === null) return;
-  if (!stat.isDirectory()) return fs.unlink(target);
-  if ((stat.mode & 0o700) !== 0o700) await fs.chmod(target, (stat.mode & 0o7777) | 0o700);
-  for (const name of await fs.readdir(target)) await removeStubbornTree(path.join(target, name));
-  await fs.rmdir(target);
+  try {
+    await parent.removeTreeAsync(path.basename(path.resolve(target)));
+  } finally {
+    parent.close();
+  }
 }

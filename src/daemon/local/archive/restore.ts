@@ -4,12 +4,17 @@
  * in docs/RESTORE.md.
  */
 import { randomBytes } from 'node:crypto';
-import { constants as fsConstants } from 'node:fs';
+import { constants as fsConstants, readdirSync } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { normaliseSha1, sha1Of } from './checksum.js';
+import type { ExtractLimits } from './extract/bounds.js';
 import { extractArchive } from './extract/extract-archive.js';
-import { VolumeMerge } from './merge.js';
+import { crashPoint, crashPointArmed } from '../../../crash-point.js';
+import { moveIntoVolume, newMerge } from '../restore/move-into-volume.js';
+import { discardFolder } from '../restore/recover-restore.js';
+import { restoreFolder, writeJournal, type RestoreFolder } from '../restore/restore-folder.js';
+import { syncFileSystem } from '../restore/sync-filesystem.js';
 import { removeTree } from './remove-tree.js';
 import { RestoreError, asRestoreError, errnoOrMessage, quote } from './restore-error.js';
 
@@ -41,15 +46,23 @@ async function openArchive(archivePath: string): Promise<FileHandle> {
  * Restores archivePath onto volumeDir (SPEC 4): checks the archive can be read
  * and, when expectedSha1 is given, that its sha1 matches; extracts it into a
  * staging folder beside the volume, refusing any unsafe entry; and only when
- * every entry extracted cleanly empties the volume (truncate) and moves the
- * staged tree into it, undoing that move if it fails halfway. Throws
- * RestoreError for every refusal and failure, with the volume as it was.
+ * every entry extracted cleanly (and is on disk) empties the volume (truncate)
+ * and moves the staged tree into it, journalled (docs/RESTORE.md "Crash
+ * safety"), undoing that move if it fails halfway. Throws RestoreError for
+ * every refusal and failure, with the volume as it was.
+ *
+ * `folder`: the restore's own folder, named after its database row. It is then
+ * left in place after a success, for the caller to remove once the outcome is
+ * recorded; without it, a random one is used and removed.
  */
 export async function restoreArchive(opts: {
   archivePath: string;
   volumeDir: string;
   expectedSha1: string | null;
   truncate: boolean;
+  folder?: RestoreFolder;
+  /** Bounds on what the archive may expand to (docs/RESTORE.md "Bounded restores"). */
+  limits?: ExtractLimits;
 }): Promise<void> {
   const volumeDir = path.resolve(opts.volumeDir);
   const expected = opts.expectedSha1 === null ? null : normaliseSha1(opts.expectedSha1);
@@ -63,44 +76,73 @@ export async function restoreArchive(opts: {
         throw new RestoreError(`the backup archive's sha1 ${actual} does not match the recorded checksum ${expected}`);
       }
     }
-    await stageAndMerge(archive, volumeDir, opts.truncate);
+    const folder = opts.folder ?? restoreFolder(path.dirname(volumeDir), `${path.basename(volumeDir)}-${randomSuffix()}`);
+    await stageAndMove(archive, volumeDir, opts.truncate, folder, opts.limits ?? {});
+    if (!opts.folder) await discardFolder(folder).catch(() => undefined);
   } finally {
     await archive.close();
   }
 }
 
-async function stageAndMerge(archive: FileHandle, volumeDir: string, truncate: boolean): Promise<void> {
+async function stageAndMove(
+  archive: FileHandle,
+  volumeDir: string,
+  truncate: boolean,
+  folder: RestoreFolder,
+  limits: ExtractLimits,
+): Promise<void> {
   // Beside the volume, so every move into it is a rename on one file system.
-  const staging = path.join(path.dirname(volumeDir), `.restore-${path.basename(volumeDir)}-${randomSuffix()}`);
   try {
-    await fs.mkdir(staging, { mode: 0o700 });
+    await fs.mkdir(folder.root, { mode: 0o700 });
   } catch (err) {
     throw asRestoreError(err, 'the staging folder could not be created');
   }
-  let keepStaging = false;
   try {
-    const tree = path.join(staging, 'tree');
-    const displaced = path.join(staging, 'displaced');
-    await fs.mkdir(tree);
-    await fs.mkdir(displaced);
-    await extractArchive(archive, tree);
-
-    const merge = new VolumeMerge(volumeDir, displaced);
+    await fs.mkdir(folder.staged);
+  } catch (err) {
+    await removeTree(folder.root).catch(() => undefined);
+    throw asRestoreError(err, 'the staging folder could not be created');
+  }
+  let keepFolder = false;
+  try {
+    const stopWatching = watchForCrashWhileStaging(folder.staged);
     try {
-      if (truncate) await merge.emptyVolume();
-      await merge.mergeFrom(tree);
+      await extractArchive(archive, folder.staged, limits);
+    } finally {
+      stopWatching();
+    }
+    // Every staged file on disk before the journal says the move has begun.
+    await syncFileSystem(folder.staged);
+    crashPoint('restore-staged');
+
+    const merge = newMerge(folder, volumeDir);
+    try {
+      await moveIntoVolume(folder, volumeDir, { version: 1, volume: path.basename(volumeDir), truncate }, merge);
+      keepFolder = true;
     } catch (err) {
       const failure = asRestoreError(err, 'the restored files could not be moved into the volume');
-      if (await merge.rollback()) throw failure;
-      // Removing the staging folder now would destroy the volume's previous files, parked in it.
-      keepStaging = true;
-      const message = `${failure.message}; undoing it failed too, the volume's previous files are in ${quote(displaced)}`;
+      // A crash while undoing must replay to one of the two trees: once the undo is down to the truncate's
+      // emptying, the volume holds only old entries again, which the journal's `emptying` phase says.
+      const journal = { version: 1, volume: path.basename(volumeDir), truncate, phase: 'emptying' } as const;
+      if (await merge.rollback(truncate ? () => writeJournal(folder, journal) : undefined)) throw failure;
+      // Removing the folder now would destroy the volume's previous files, parked in it; its journal lets the next start finish the move.
+      keepFolder = true;
+      const message = `${failure.message}; undoing it failed too, the volume's previous files are in ${quote(folder.displaced)}`;
       throw new RestoreError(message, { cause: err });
     }
   } catch (err) {
     throw asRestoreError(err, 'the restore failed');
   } finally {
-    // Best effort: once the volume is restored, a leftover staging folder (outside the volume) must not fail the restore.
-    if (!keepStaging) await removeTree(staging).catch(() => undefined);
+    // The volume is as it was: the journal goes first, so a crash meanwhile is never read as a move to finish.
+    if (!keepFolder) await discardFolder(folder).catch(() => undefined);
   }
+}
+
+/** Test-only (QUETZAL_TEST_CRASH_AT=restore-staging): dies once extraction has written its first entry. */
+function watchForCrashWhileStaging(staged: string): () => void {
+  if (!crashPointArmed('restore-staging')) return () => undefined;
+  const timer = setInterval(() => {
+    if (readdirSync(staged).length > 0) crashPoint('restore-staging');
+  }, 1);
+  return () => clearInterval(timer);
 }

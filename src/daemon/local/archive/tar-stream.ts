@@ -1,13 +1,19 @@
 /**
  * Produces the uncompressed tar stream of a volume, one buffer at a time, so
  * that a backup's memory does not grow with the volume: a depth-first walk that
- * holds one directory listing per level of the current path, and reads files in
- * fixed-size chunks as the consumer asks for them.
+ * holds one directory listing (and one directory descriptor) per level of the
+ * current path, and reads files in fixed-size chunks as the consumer asks for
+ * them.
+ *
+ * The walk never resolves a path from the volume's root: each folder is opened
+ * by descriptor from its held parent and each file with O_NOFOLLOW from its
+ * held folder (SafeDir), so a server's process that swaps a folder for a
+ * symlink mid-walk gets the link archived (swapped before the folder was
+ * opened) or the real folder (swapped after), never what the link points to.
  */
-import { constants as fsConstants } from 'node:fs';
-import fs from 'node:fs/promises';
-import path from 'node:path';
+import fs from 'node:fs';
 import { Header, Pax, type HeaderData } from 'tar';
+import { SafeDir } from '../volume/safe-dir.js';
 import type { IgnoreMatcher } from './ignore-matcher.js';
 
 const BLOCK = 512;
@@ -30,10 +36,33 @@ function padding(size: number): Buffer | null {
   return rest === 0 ? null : Buffer.alloc(BLOCK - rest);
 }
 
+function errnoCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException).code;
+}
+
+/** The entry changed kind or vanished between the listing and its use. */
 function isVanished(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code;
-  // ENOENT: deleted since it was listed; ELOOP: replaced by a symlink before it was opened.
-  return code === 'ENOENT' || code === 'ELOOP';
+  const code = errnoCode(err);
+  // ENOENT: deleted since it was listed; ELOOP/ENOTDIR: replaced by a symlink (or a file) before it was opened.
+  return code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR';
+}
+
+function lstatAsync(entry: string): Promise<fs.Stats> {
+  return new Promise((resolve, reject) => fs.lstat(entry, (err, stat) => (err ? reject(err) : resolve(stat))));
+}
+
+function readlinkAsync(entry: string): Promise<string> {
+  return new Promise((resolve, reject) => fs.readlink(entry, (err, target) => (err ? reject(err) : resolve(target))));
+}
+
+function fstatAsync(fd: number): Promise<fs.Stats> {
+  return new Promise((resolve, reject) => fs.fstat(fd, (err, stat) => (err ? reject(err) : resolve(stat))));
+}
+
+function readAsync(fd: number, buffer: Buffer, position: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    fs.read(fd, buffer, 0, buffer.length, position, (err, bytesRead) => (err ? reject(err) : resolve(bytesRead))),
+  );
 }
 
 /**
@@ -43,74 +72,91 @@ function isVanished(err: unknown): boolean {
  * Hard links are stored as separate files (a restore refuses hard link
  * entries). Sockets, FIFOs and devices are skipped: a restore refuses them.
  * A file that vanishes while the walk runs is skipped; one that shrinks while
- * it is read fails the backup, as Wings does.
+ * it is read fails the backup, as Wings does. The volume root itself must be
+ * a real folder, not a link.
  */
 export async function* tarStream(volumeDir: string, matcher: IgnoreMatcher, signal?: AbortSignal): AsyncGenerator<Buffer> {
-  const root = await fs.stat(volumeDir);
-  if (!root.isDirectory()) throw new Error(`the volume ${volumeDir} is not a directory`);
-  yield* walkDirectory(volumeDir, '', matcher, signal);
+  const root = SafeDir.open(volumeDir);
+  try {
+    yield* walkDirectory(root, '', matcher, signal);
+  } finally {
+    root.close();
+  }
   yield END_OF_ARCHIVE;
 }
 
 async function* walkDirectory(
-  absoluteDir: string,
+  dir: SafeDir,
   relativeDir: string,
   matcher: IgnoreMatcher,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Buffer> {
-  let names: string[];
-  try {
-    names = await fs.readdir(absoluteDir);
-  } catch (err) {
-    if (relativeDir !== '' && isVanished(err)) return;
-    throw err;
-  }
-  names.sort();
+  const names = (await dir.listAsync()).map((entry) => entry.name).sort();
   for (const name of names) {
     signal?.throwIfAborted();
-    const absolute = path.join(absoluteDir, name);
     const relative = relativeDir === '' ? name : `${relativeDir}/${name}`;
     let stat;
     try {
-      stat = await fs.lstat(absolute);
+      stat = await lstatAsync(dir.entryPath(name));
     } catch (err) {
       if (isVanished(err)) continue;
       throw err;
     }
     if (stat.isDirectory()) {
       if (matcher.ignores(relative, true)) continue;
-      yield headerBlocks({ path: `${relative}/`, type: 'Directory', mode: stat.mode & 0o7777, size: 0, mtime: stat.mtime });
-      yield* walkDirectory(absolute, relative, matcher, signal);
+      let child: SafeDir;
+      try {
+        child = await dir.openDirAsync(name);
+      } catch (err) {
+        if (!isVanished(err)) throw err;
+        // Swapped for a link (or a file) since the lstat: archive what is there now, as what it is.
+        const now = await lstatAsync(dir.entryPath(name)).catch(() => null);
+        if (now?.isSymbolicLink() && !matcher.ignores(relative, false)) yield* linkEntry(dir, name, relative, now);
+        continue;
+      }
+      try {
+        // The header describes the folder actually held, not what the lstat saw.
+        const held = await fstatAsync(child.fd);
+        yield headerBlocks({ path: `${relative}/`, type: 'Directory', mode: held.mode & 0o7777, size: 0, mtime: held.mtime });
+        yield* walkDirectory(child, relative, matcher, signal);
+      } finally {
+        child.close();
+      }
     } else if (stat.isSymbolicLink()) {
       if (matcher.ignores(relative, false)) continue;
-      let target: string;
-      try {
-        target = await fs.readlink(absolute);
-      } catch (err) {
-        if (isVanished(err) || (err as NodeJS.ErrnoException).code === 'EINVAL') continue;
-        throw err;
-      }
-      yield headerBlocks({ path: relative, type: 'SymbolicLink', linkpath: target, mode: 0o777, size: 0, mtime: stat.mtime });
+      yield* linkEntry(dir, name, relative, stat);
     } else if (stat.isFile()) {
       if (matcher.ignores(relative, false)) continue;
-      yield* fileEntry(absolute, relative, signal);
+      yield* fileEntry(dir, name, relative, signal);
     }
     // Anything else (socket, FIFO, device) is not server data a restore could bring back.
   }
 }
 
-async function* fileEntry(absolute: string, relative: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
-  let handle;
+async function* linkEntry(dir: SafeDir, name: string, relative: string, stat: fs.Stats): AsyncGenerator<Buffer> {
+  let target: string;
   try {
-    // O_NOFOLLOW: never read through a symlink swapped in since the lstat.
+    target = await readlinkAsync(dir.entryPath(name));
+  } catch (err) {
+    // EINVAL: no longer a link.
+    if (isVanished(err) || errnoCode(err) === 'EINVAL') return;
+    throw err;
+  }
+  yield headerBlocks({ path: relative, type: 'SymbolicLink', linkpath: target, mode: 0o777, size: 0, mtime: stat.mtime });
+}
+
+async function* fileEntry(dir: SafeDir, name: string, relative: string, signal: AbortSignal | undefined): AsyncGenerator<Buffer> {
+  let fd: number;
+  try {
+    // O_NOFOLLOW (added by SafeDir): never read through a symlink swapped in since the lstat.
     // O_NONBLOCK: a FIFO swapped in cannot hang the open (it is then skipped below).
-    handle = await fs.open(absolute, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    fd = await dir.openFileAsync(name, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (err) {
     if (isVanished(err)) return;
     throw err;
   }
   try {
-    const stat = await handle.stat();
+    const stat = await fstatAsync(fd);
     if (!stat.isFile()) return;
     const size = stat.size;
     yield headerBlocks({ path: relative, type: 'File', mode: stat.mode & 0o7777, size, mtime: stat.mtime });
@@ -119,7 +165,7 @@ async function* fileEntry(absolute: string, relative: string, signal: AbortSigna
       signal?.throwIfAborted();
       // A fresh buffer per chunk: the consumer may still hold the previous one.
       const chunk = Buffer.allocUnsafe(Math.min(READ_CHUNK, remaining));
-      const { bytesRead } = await handle.read(chunk, 0, chunk.length, size - remaining);
+      const bytesRead = await readAsync(fd, chunk, size - remaining);
       if (bytesRead === 0) throw new Error(`'${relative}' shrank while it was being archived`);
       remaining -= bytesRead;
       yield bytesRead === chunk.length ? chunk : chunk.subarray(0, bytesRead);
@@ -127,6 +173,6 @@ async function* fileEntry(absolute: string, relative: string, signal: AbortSigna
     const pad = padding(size);
     if (pad) yield pad;
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }

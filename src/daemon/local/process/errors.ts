@@ -8,6 +8,14 @@ export class ServerNotRunningError extends Error {
   }
 }
 
+/** A console line was refused because the process is not reading its standard input and enough is already waiting (SPEC 9). */
+export class ConsoleBusyError extends Error {
+  constructor(readonly serverUuid: string) {
+    super(`Server ${serverUuid} is not reading its console: too much input is already waiting.`);
+    this.name = 'ConsoleBusyError';
+  }
+}
+
 /** A start was asked of a server created without a startup command (it has a volume but no process). */
 export class NoStartupCommandError extends Error {
   constructor(readonly serverUuid: string) {

@@ -7,7 +7,7 @@
  */
 import type { ServerState } from '../../daemon.js';
 import { writeToConsole } from './console.js';
-import { ServerNotRunningError } from './errors.js';
+import { ConsoleBusyError, ServerNotRunningError } from './errors.js';
 import { ownerAlive } from './owner.js';
 import type { PidFiles } from './pid-files.js';
 import { isSpawned } from './pid-record.js';
@@ -65,7 +65,7 @@ export class ForeignProcesses {
         const outcome = await endGroup(record, this.stopGraceMs, async () => {
           if ('line' in request) {
             try {
-              await writeToConsole(record, request.line);
+              await writeToConsole(record, serverUuid, request.line);
               return;
             } catch (err) {
               this.log.warn({ err, ...logged }, "could not write the stop command to the server's console; sending SIGTERM");
@@ -95,8 +95,9 @@ export class ForeignProcesses {
     const found = await this.pidFiles.read(serverUuid);
     if (found?.state !== 'running' || !isSpawned(found.record)) throw new ServerNotRunningError(serverUuid);
     try {
-      await writeToConsole(found.record, line);
+      await writeToConsole(found.record, serverUuid, line);
     } catch (err) {
+      if (err instanceof ConsoleBusyError) throw err;
       this.log.warn(
         { err, serverUuid, pid: found.record.pid, ownerPid: found.record.owner?.pid },
         'could not write to the console of a server process another instance runs',

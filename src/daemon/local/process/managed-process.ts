@@ -27,6 +27,8 @@ export interface ManagedProcess {
   launched: Promise<void>;
   markLaunched: () => void;
   killTimer: NodeJS.Timeout | undefined;
+  /** Ends the periodic size check of the process's console log. */
+  stopLogRotation: () => void;
   /** When the group was last SIGKILLed: from then on, waiting for it to vanish is bounded. */
   killedAt: number | undefined;
 }

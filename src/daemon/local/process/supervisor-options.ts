@@ -24,6 +24,10 @@ export interface ProcessSupervisorOptions {
   runDir: string;
   /** How long a stop waits for the process to exit before it is killed (default 10 s). */
   stopGraceMs?: number;
+  /** Size at which `<uuid>.log` is rotated to `<uuid>.log.1` (default 50 MiB; CONSOLE_LOG_MB). */
+  consoleLogBytes?: number;
+  /** How often a running server's log size is checked (default 1 s). */
+  consoleLogCheckMs?: number;
   logger?: ProcessLogger;
 }
 

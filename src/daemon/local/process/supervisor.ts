@@ -3,7 +3,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { ServerState } from '../../daemon.js';
-import { closeQuietly, closeStdinPipe, openStdinPipe } from './console.js';
+import { closeQuietly, closeStdinPipe, consoleBacklog, openStdinPipe, queueConsoleLine } from './console.js';
+import { DEFAULT_CONSOLE_LOG_BYTES, DEFAULT_CONSOLE_LOG_CHECK_MS, rotateConsoleLog, watchConsoleLog } from './console-log.js';
 import { NoStartupCommandError, ServerNotRunningError, shuttingDown, startFailure } from './errors.js';
 import { ForeignProcesses } from './foreign-processes.js';
 import { noop } from './helpers.js';
@@ -24,13 +25,14 @@ import {
 } from './supervisor-options.js';
 
 // The supervisor's whole public face, so that callers need this one module.
-export { NoStartupCommandError, ServerNotRunningError } from './errors.js';
+export { ConsoleBusyError, NoStartupCommandError, ServerNotRunningError } from './errors.js';
 export type { ProcessLogger, ProcessSupervisorOptions, StateListener, SupervisedServer } from './supervisor-options.js';
 
 /**
  * The local daemon's process supervisor (SPEC 7): one child process per server
  * with a startup command, run in the server's volume folder, its console on
- * standard input and its output appended to `<logDir>/<uuid>.log`.
+ * standard input and its output appended to `<logDir>/<uuid>.log` (rotated
+ * at a size limit, see console-log.ts).
  *
  * Each process is started in its own process group (`detached`), so a stop or
  * kill reaches everything the startup command forked, not just the shell. A
@@ -88,6 +90,8 @@ export class ProcessSupervisor {
   private readonly logDir: string;
   private readonly runDir: string;
   private readonly stopGraceMs: number;
+  private readonly consoleLogBytes: number;
+  private readonly consoleLogCheckMs: number;
   private readonly log: ProcessLogger;
   private readonly processes = new Map<string, ManagedProcess>();
   private readonly pidFiles: PidFiles;
@@ -100,6 +104,8 @@ export class ProcessSupervisor {
     this.logDir = options.logDir;
     this.runDir = options.runDir;
     this.stopGraceMs = options.stopGraceMs ?? DEFAULT_STOP_GRACE_MS;
+    this.consoleLogBytes = options.consoleLogBytes ?? DEFAULT_CONSOLE_LOG_BYTES;
+    this.consoleLogCheckMs = options.consoleLogCheckMs ?? DEFAULT_CONSOLE_LOG_CHECK_MS;
     this.log = options.logger ?? silentLogger;
     this.pidFiles = new PidFiles(this.runDir, this.log);
     this.events = new StateEvents(this.log);
@@ -167,8 +173,13 @@ export class ProcessSupervisor {
     if (!proc) return this.foreign.sendCommand(serverUuid, line);
     const stdin = proc.stdin;
     if (proc.state === 'stopping' || !stdin || !stdin.writable) throw new ServerNotRunningError(serverUuid);
-    // Not awaiting the flush: a server that stopped reading its console must not hang the caller.
-    stdin.write(`${line}\n`);
+    queueConsoleLine(stdin, serverUuid, line);
+  }
+
+  /** Bytes of console input waiting for our process to read them (0 for another instance's); bounded by CONSOLE_BACKLOG_LIMIT. */
+  consoleBacklog(serverUuid: string): number {
+    const stdin = this.processes.get(serverUuid)?.stdin;
+    return stdin ? consoleBacklog(stdin) : 0;
   }
 
   onStateChange(listener: StateListener): () => void {
@@ -226,6 +237,10 @@ export class ProcessSupervisor {
 
   /** Spawns the claimed server and tracks it; throws (nothing tracked) when it could not be spawned. */
   private async spawnTracked(target: SupervisedServer, startup: string, claim: Claim): Promise<ManagedProcess> {
+    // The log of earlier runs counts toward the limit: it is appended to.
+    await rotateConsoleLog(this.logPath(target.uuid), this.consoleLogBytes).catch((err: unknown) =>
+      this.log.warn({ err, serverUuid: target.uuid }, 'could not rotate the console log'),
+    );
     const pipe = await openStdinPipe(this.runDir, target.uuid, this.log);
     let logFile: fs.FileHandle;
     try {
@@ -256,6 +271,7 @@ export class ProcessSupervisor {
       await spawned;
     } catch (err) {
       proc?.markLaunched();
+      proc?.stopLogRotation();
       throw startFailure(target, err);
     }
     if (!proc) throw startFailure(target, new Error('the process has no pid'));
@@ -285,6 +301,9 @@ export class ProcessSupervisor {
       markLaunched,
       killTimer: undefined,
       killedAt: undefined,
+      stopLogRotation: watchConsoleLog(this.logPath(target.uuid), this.consoleLogBytes, this.consoleLogCheckMs, (err) =>
+        this.log.warn({ err, serverUuid: target.uuid }, 'could not rotate the console log'),
+      ),
     };
     proc.recorded = this.pidFiles.record(proc, claim.record);
     const exit = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
@@ -351,6 +370,7 @@ export class ProcessSupervisor {
     }
     // Only now: a server still shutting down after its shell died must not see its console end under it.
     proc.stdin?.destroy();
+    proc.stopLogRotation();
     clearTimeout(proc.killTimer);
     if (this.processes.get(serverUuid) === proc) {
       this.processes.delete(serverUuid);

@@ -90,4 +90,36 @@ describe('createArchive', () => {
     expect(fs.readdirSync(backups)).toEqual(['failed.tar.gz']);
     expect(fs.readFileSync(archivePath, 'utf8')).toBe('previous');
   });
+
+  it('refuses a volume that is itself a symlink', async () => {
+    const linked = path.join(root, 'linked-volume');
+    fs.symlinkSync(outside, linked);
+    const archivePath = path.join(backups, 'linked.tar.gz');
+    await expect(createArchive({ volumeDir: linked, archivePath, ignore: [] })).rejects.toThrow(/linked-volume is not a folder/);
+    expect(fs.readdirSync(backups)).toEqual([]);
+  });
+
+  it('holds no descriptor on the volume once it is done, failed or aborted', async () => {
+    const heldInVolume = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(volume);
+        } catch {
+          return false;
+        }
+      });
+    write(path.join(volume, 'deep', 'er', 'still', 'big.bin'), randomBytes(4 * 1024 * 1024));
+    await createArchive({ volumeDir: volume, archivePath: path.join(backups, 'done.tar.gz'), ignore: [] });
+    expect(heldInVolume()).toEqual([]);
+
+    const controller = new AbortController();
+    const archivePath = path.join(backups, 'aborted.tar.gz');
+    const pending = createArchive({ volumeDir: volume, archivePath, ignore: [], signal: controller.signal });
+    while (!fs.readdirSync(backups).some((name) => name.endsWith('.partial'))) await new Promise((r) => setTimeout(r, 1));
+    controller.abort();
+    await expect(pending).rejects.toThrow(/abort/i);
+    // The walk's descriptors close as the aborted stream unwinds.
+    for (let i = 0; i < 100 && heldInVolume().length > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heldInVolume()).toEqual([]);
+  });
 });

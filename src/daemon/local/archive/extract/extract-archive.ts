@@ -18,7 +18,10 @@ import type { TransformOptions } from 'node:stream';
 import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { RestoreError, asRestoreError, oneLine, quote } from '../restore-error.js';
+import { ExtractionBounds, type ExtractLimits } from './bounds.js';
 import { Extraction } from './extraction.js';
+
+export type { ExtractLimits } from './bounds.js';
 
 /** Archive bytes per read. */
 const READ_CHUNK = 256 * 1024;
@@ -39,8 +42,18 @@ const inflateOptions: ZlibOptions & Pick<TransformOptions, 'readableHighWaterMar
  * ended cleanly (gzip trailer checked, tar end-of-archive marker seen); throws
  * a RestoreError otherwise, leaving whatever was staged for the caller to
  * remove — but only once no write into it is still going on.
+ *
+ * `limits`: the bounds on entries and expanded bytes (bounds.ts); the free
+ * space of `stagingRoot`'s file system, less a margin, is always one. An
+ * entry past a bound fails the extraction before anything is written for it.
  */
-export async function extractArchive(archive: FileHandle, stagingRoot: string): Promise<void> {
+export async function extractArchive(archive: FileHandle, stagingRoot: string, limits: ExtractLimits = {}): Promise<void> {
+  let bounds: ExtractionBounds;
+  try {
+    bounds = new ExtractionBounds(stagingRoot, limits);
+  } catch (err) {
+    throw asRestoreError(err, 'the free space of the staging folder could not be read');
+  }
   // gzip is undone below, with node's zlib; the parser sees plain tar only.
   const parser = new Parser({ strict: false, brotli: false, zstd: false });
   const extraction = new Extraction(stagingRoot, () => {
@@ -64,6 +77,11 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string): 
     const index = entries;
     entries += 1;
     entry.on('error', (err: unknown) => extraction.fail(err, index));
+    try {
+      bounds.admit(entry);
+    } catch (err) {
+      return extraction.fail(err, index);
+    }
     if (waiting === 0 && !extraction.failed && extraction.placeNow(entry, index)) return;
     waiting += 1;
     handling = handling
@@ -80,6 +98,11 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string): 
   parser.on('ignoredEntry', (entry: ReadEntry) => {
     const index = entries;
     entries += 1;
+    try {
+      bounds.admit(entry);
+    } catch (err) {
+      return extraction.fail(err, index);
+    }
     extraction.fail(new RestoreError(`archive entry ${quote(entry.path)} has the unsupported type ${entry.type}`), index);
   });
   parser.on('warn', (code: string, message: string) => {

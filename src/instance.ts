@@ -67,3 +67,28 @@ export function claimantIsDead(claimedBy: string, self: InstanceIdentity): boole
     return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
+
+let thisProcess: InstanceIdentity | undefined;
+
+/**
+ * The identity this process stamps the restores and backups it runs with
+ * (docs/RESTORE.md "Crash safety"): one per process, so that every restore
+ * and backup of a dead process is recognised as dead together.
+ */
+export function processInstance(): InstanceIdentity {
+  thisProcess ??= instanceIdentity('files');
+  return thisProcess;
+}
+
+/**
+ * `claimantIsDead`, or the claimant ran on a machine of this name in an earlier
+ * boot: after a power cut the restores and backups in progress belong to
+ * processes of the previous boot, and must not wait for their leases. Only for
+ * work whose files are on this machine (a restore's folder, a partial
+ * archive): two machines sharing a name could otherwise take each other's.
+ */
+export function claimantDiedOrRebooted(claimedBy: string, self: InstanceIdentity): boolean {
+  if (claimantIsDead(claimedBy, self)) return true;
+  const claimant = parseClaimant(claimedBy);
+  return claimant !== null && self.bootId !== 'noboot' && claimant.hostname === self.hostname && claimant.bootId !== self.bootId;
+}
