@@ -11,7 +11,7 @@
  * Both in UTC and in Europe/London, over seeded random expressions (the
  * differential test's generator) and instants spread over 2026-2027.
  *
- *   npx tsx bench/cron.ts [--calls 20000]
+ *   npm run bench:cron -- [--calls 20000]
  */
 import { defaultCronSource, type CronFields, type CronSource } from '../src/timing/cron.js';
 import { randomCron, seededRandom } from '../test/timing/random-cron.js';
