@@ -46,6 +46,14 @@ export interface ServerTable {
   node: string;
   created_at: Millis;
   updated_at: Millis;
+  /**
+   * Migration 005: how many changes the panel has begun in the volume (delete_files),
+   * how many are in progress, and until when those are presumed alive (a crashed
+   * one lapses). See docs/RESTORE.md "One file operation per server".
+   */
+  volume_changes: Generated<number>;
+  volume_changes_in_flight: Generated<number>;
+  volume_change_lease_until: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
 }
 
 export interface SubuserTable {
@@ -109,6 +117,8 @@ export interface BackupTable {
   /** The instance writing the archive (migration 005); null before that migration. */
   owner: ColumnType<string | null, string | null | undefined, string | null>;
   lease_expires_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** servers.volume_changes when the backup began (migration 005): any other value at its end fails it. */
+  volume_changes_at_start: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** A restore in progress (migration 005): one per server, deleted when the status returns to null. */

@@ -2,6 +2,7 @@ import type { AppDeps } from '../deps.js';
 import type { DaemonServer, PowerSignal } from '../daemon/daemon.js';
 import { SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';
 import { createBackupAndWait, parseIgnored } from '../modules/backups/backups.service.js';
+import { deleteServerFiles } from '../modules/backups/volume-changes.js';
 import { findServerById } from '../modules/servers/servers.repository.js';
 import { deleteFilesPaths, POWER_SIGNALS } from '../modules/tasks/tasks.rules.js';
 import type { TaskRow } from '../db/schema.js';
@@ -62,8 +63,9 @@ async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promis
     case 'delete_files': {
       const files = deleteFilesPaths(task.payload);
       if (files.length === 0) throw new TaskError('A delete_files task needs at least one path.');
-      // The daemon confines every path to the volume (and refuses the task otherwise).
-      await deps.daemon.deleteFiles(target, files);
+      // The daemon confines every path to the volume (and refuses the task otherwise). Refused,
+      // deleting nothing, while a backup of the server is written or a restore runs (SPEC 9).
+      await deleteServerFiles(deps, server.id, target, files);
       return { event: 'server:file.delete', properties: { files } };
     }
     default:

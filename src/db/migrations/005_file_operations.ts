@@ -25,6 +25,18 @@ export function fileOperationsMigration(_dialect: DialectName) {
       // Backups begun before this migration have no owner: the next start treats them as abandoned.
       await db.schema.alterTable('backups').addColumn('owner', 'varchar(191)').execute();
       await db.schema.alterTable('backups').addColumn('lease_expires_at', 'bigint').execute();
+      // Changes made to a volume by the panel itself (delete_files), so that a backup written
+      // meanwhile is not recorded as successful (docs/RESTORE.md "One file operation per server").
+      await db.schema
+        .alterTable('servers')
+        .addColumn('volume_changes', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .alterTable('servers')
+        .addColumn('volume_changes_in_flight', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('servers').addColumn('volume_change_lease_until', 'bigint').execute();
+      await db.schema.alterTable('backups').addColumn('volume_changes_at_start', 'integer').execute();
     },
   };
 }

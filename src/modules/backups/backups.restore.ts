@@ -7,9 +7,10 @@ import { toBoolean } from '../../http/validation.js';
 import { recordActivity, SYSTEM_ACTOR, type Actor } from '../activity/activity.recorder.js';
 import { daemonServer } from '../servers/servers.service.js';
 import type { RestoreBackupInput } from './backups.schemas.js';
-import { claimServerForRestore, findBackupById, releaseServerFromRestore } from './backups.repository.js';
+import { claimServerForRestore, findBackupById, lockServerRow, releaseServerFromRestore } from './backups.repository.js';
 import { fileOperationLeases } from './file-operation-leases.js';
 import { countBackupsInFlight, deleteOwnedRestore, insertRestore } from './file-operations.repository.js';
+import { isVolumeChanging } from './volume-changes.js';
 
 /**
  * Restoring a backup (SPEC 4, 9): accepted in one transaction with its durable
@@ -22,6 +23,7 @@ type RestoreDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
 const NOT_RESTORABLE = 'This backup cannot be restored at this time: not completed or failed.';
 const SERVER_NOT_READY = 'This server is not currently in a state that allows for a backup to be restored.';
 const BACKUP_IN_PROGRESS = 'This server is currently creating a backup, please try again later.';
+const FILES_CHANGING = 'Files of this server are being deleted, please try again later.';
 
 export function isRestorable(backup: BackupRow): boolean {
   return backup.is_successful === 1 && backup.completed_at !== null;
@@ -59,6 +61,9 @@ export async function restoreBackup(
     accepted = await deps.db.transaction().execute(async (trx) => {
       if (!(await claimServerForRestore(trx, server.id, now))) throw conflict(SERVER_NOT_READY);
       if ((await countBackupsInFlight(trx, server.id)) > 0) throw conflict(BACKUP_IN_PROGRESS);
+      // The status update above holds the row lock a delete_files is accepted under: one in flight is seen here.
+      const locked = await lockServerRow(trx, server.id);
+      if (locked && isVolumeChanging(locked, now)) throw conflict(FILES_CHANGING);
       // Read again under the server's lock: a concurrent delete has either committed (gone) or waits for us.
       const row = await findBackupById(trx, backup.id);
       if (!row || row.server_id !== server.id) throw notFound();

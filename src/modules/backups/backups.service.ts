@@ -28,7 +28,8 @@ import {
   toggleBackupLock,
 } from './backups.repository.js';
 import { fileOperationLeases } from './file-operation-leases.js';
-import { findRestoreOfServer } from './file-operations.repository.js';
+import { findRestoreOfServer, findVolumeChanges } from './file-operations.repository.js';
+import { isVolumeChanging } from './volume-changes.js';
 
 /**
  * Backups: creation (API, CLI, scheduled tasks), import, deletion, locking and
@@ -40,6 +41,7 @@ export type BackgroundBackupDeps = BackupDeps & Pick<AppDeps, 'jobs'>;
 
 const RESTORING = 'This server is currently restoring a backup, please try again later.';
 const NOT_CAPABLE = 'This server is not capable of creating backups.';
+const CHANGING = 'Files of this server are being deleted, please try again later.';
 
 export interface NewBackupRequest {
   name?: string | undefined;
@@ -128,6 +130,8 @@ export async function beginBackup(
     const current = await lockServerRow(trx, server.id);
     if (!current) throw notFound();
     if (current.status === 'restoring_backup') throw conflict(RESTORING);
+    // Under the row lock a delete_files is accepted under too (volume-changes.ts says why that suffices).
+    if (isVolumeChanging(current, now)) throw conflict(CHANGING);
     await ensureRoomForBackup(deps, trx, current, request.rotate ?? false, now);
     const backup = await insertBackup(trx, {
       uuid: randomUUID(),
@@ -143,6 +147,8 @@ export async function beginBackup(
       // Who writes the archive: if that process dies, recovery marks the backup failed (SPEC 9).
       owner: fileOperationLeases(deps).owner,
       lease_expires_at: fileOperationLeases(deps).leaseUntil(),
+      // Compared once the archive is written: any other value then means the volume changed under it.
+      volume_changes_at_start: current.volume_changes,
     });
     await recordActivity(trx, {
       serverId: server.id,
@@ -189,6 +195,16 @@ async function writeAndRecordBackup(deps: BackupDeps, server: ServerRow, backup:
     // A half-written archive is of no use to anyone.
     await deps.daemon.deleteBackup(daemonServer(server), backup.uuid).catch(() => undefined);
   }
+  // Read once the archive is written: a change whose bump committed by now may have touched what was
+  // archived; one that commits later deletes after the archive was done (volume-changes.ts).
+  const changed = archive !== undefined && (await volumeChangedSince(deps.db, server.id, backup));
+  if (changed) {
+    // Removed before the failure is recorded: a crash in between leaves a row in flight, which
+    // recovery fails, and never a failed row beside an archive nobody will delete.
+    await deps.daemon.deleteBackup(daemonServer(server), backup.uuid).catch(() => undefined);
+    archive = undefined;
+    error = new Error(`backup ${backup.uuid}: the volume changed while it was written`);
+  }
   const now = deps.clock.now();
   const finished = await deps.db.transaction().execute(async (trx) => {
     const row = await markBackupFinished(trx, backup.id, {
@@ -202,7 +218,7 @@ async function writeAndRecordBackup(deps: BackupDeps, server: ServerRow, backup:
       serverId: server.id,
       event: archive ? 'server:backup.complete' : 'server:backup.fail',
       actor: SYSTEM_ACTOR,
-      properties: { name: row.name },
+      properties: changed ? { name: row.name, reason: VOLUME_CHANGED } : { name: row.name },
       timestamp: now,
     });
     return row;
@@ -210,6 +226,15 @@ async function writeAndRecordBackup(deps: BackupDeps, server: ServerRow, backup:
   // Deleted meanwhile, or marked failed by recovery (this process looked dead): no row names the archive.
   if (!finished && archive) await deps.daemon.deleteBackup(daemonServer(server), backup.uuid).catch(() => undefined);
   return error === undefined ? { backup: finished } : { backup: finished, error };
+}
+
+const VOLUME_CHANGED = 'volume changed';
+
+/** The server's volume-change counter moved since the backup began (a backup begun before migration 005 has none to compare). */
+async function volumeChangedSince(db: Queryable, serverId: number, backup: BackupRow): Promise<boolean> {
+  if (backup.volume_changes_at_start === null) return false;
+  const current = await findVolumeChanges(db, serverId);
+  return current !== undefined && current !== backup.volume_changes_at_start;
 }
 
 /**

@@ -163,3 +163,64 @@ export async function findBackupsInFlight(db: Queryable, uuids: readonly string[
     .execute();
   return new Set(rows.map((r) => r.uuid));
 }
+
+/**
+ * A change of the server's volume by the panel (delete_files) begins: the
+ * counter a backup compares moves on, and the change is counted in flight
+ * under a lease. A count whose lease lapsed is stale (its changer died) and
+ * starts again from this one. Run after lockServerRow, in that transaction.
+ */
+export async function beginVolumeChange(db: Queryable, serverId: number, now: number, leaseUntil: number): Promise<void> {
+  await db
+    .updateTable('servers')
+    .set((eb) => ({
+      volume_changes: eb('volume_changes', '+', 1),
+      volume_changes_in_flight: eb
+        .case()
+        .when(eb.or([eb('volume_change_lease_until', 'is', null), eb('volume_change_lease_until', '<', now)]))
+        .then(1)
+        .else(eb('volume_changes_in_flight', '+', 1))
+        .end(),
+      volume_change_lease_until: leaseUntil,
+    }))
+    .where('id', '=', serverId)
+    .execute();
+}
+
+/** Keeps the changes in flight alive while one of them goes on. */
+export async function renewVolumeChange(db: Queryable, serverId: number, leaseUntil: number): Promise<void> {
+  await db
+    .updateTable('servers')
+    .set({ volume_change_lease_until: leaseUntil })
+    .where('id', '=', serverId)
+    .where('volume_changes_in_flight', '>', 0)
+    .where((eb) => eb.or([eb('volume_change_lease_until', 'is', null), eb('volume_change_lease_until', '<', leaseUntil)]))
+    .execute();
+}
+
+/**
+ * A change ends: one fewer in flight, and the counter moves on once more, so
+ * that a backup begun after a lapsed lease (the change still going on) is
+ * failed too if it ends after this.
+ */
+export async function endVolumeChange(db: Queryable, serverId: number): Promise<void> {
+  await db
+    .updateTable('servers')
+    .set((eb) => ({
+      volume_changes: eb('volume_changes', '+', 1),
+      volume_changes_in_flight: eb
+        .case()
+        .when('volume_changes_in_flight', '>', 1)
+        .then(eb('volume_changes_in_flight', '-', 1))
+        .else(0)
+        .end(),
+    }))
+    .where('id', '=', serverId)
+    .execute();
+}
+
+/** The server's change counter now (undefined when the server is gone). */
+export async function findVolumeChanges(db: Queryable, serverId: number): Promise<number | undefined> {
+  const row = await db.selectFrom('servers').select('volume_changes').where('id', '=', serverId).executeTakeFirst();
+  return row?.volume_changes;
+}
