@@ -14,7 +14,7 @@ import { crashPoint, crashPointArmed } from '../../../crash-point.js';
 import { moveIntoVolume, newMerge } from '../restore/move-into-volume.js';
 import { discardFolder } from '../restore/recover-restore.js';
 import { restoreFolder, writeJournal, type RestoreFolder } from '../restore/restore-folder.js';
-import { syncFileSystem } from '../restore/sync-filesystem.js';
+import { flushWhileStaging, syncFileSystem } from '../restore/sync-filesystem.js';
 import { removeTree } from './remove-tree.js';
 import { RestoreError, asRestoreError, errnoOrMessage, quote } from './restore-error.js';
 
@@ -106,9 +106,11 @@ async function stageAndMove(
   let keepFolder = false;
   try {
     const stopWatching = watchForCrashWhileStaging(folder.staged);
+    const stopFlushing = flushWhileStaging(folder.staged);
     try {
       await extractArchive(archive, folder.staged, limits);
     } finally {
+      stopFlushing();
       stopWatching();
     }
     // Every staged file on disk before the journal says the move has begun.
