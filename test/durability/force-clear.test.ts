@@ -4,11 +4,11 @@
  * move that had begun is finished, never dropped halfway). Without --force the
  * status is refused as before.
  */
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { describeEachDialect, quetzal, quetzalJson, useSandbox } from '../cli/helpers.js';
+import { plantAbandonedRestore } from './helpers.js';
 
 describeEachDialect('server:status --force', (dialect) => {
   const box = useSandbox(dialect);
@@ -22,31 +22,15 @@ describeEachDialect('server:status --force', (dialect) => {
 
     // A restore whose owner lives elsewhere (so nothing recovers it), stopped mid-move: b.txt moved in, a.txt not yet.
     const db = box.db().db;
-    const serverRow = await db
-      .selectFrom('servers')
-      .selectAll()
-      .where('uuid', '=', server as string)
-      .executeTakeFirstOrThrow();
-    const backup = await db
-      .selectFrom('backups')
-      .selectAll()
-      .where('uuid', '=', backupUuid as string)
-      .executeTakeFirstOrThrow();
-    const id = randomUUID();
-    await db.updateTable('servers').set({ status: 'restoring_backup' }).where('id', '=', serverRow.id).execute();
-    await db
-      .insertInto('backup_restores')
-      .values({
-        id,
-        server_id: serverRow.id,
-        backup_id: backup.id,
-        truncate: 0,
-        owner: 'quetzal|elsewhere|0123456789ab|4242|abcd',
-        lease_expires_at: Date.now() + 3_600_000,
-        created_at: Date.now(),
-      })
-      .execute();
-    const folder = path.join(box.dataDir, 'volumes', `.restore-${id}`);
+    const planted = await plantAbandonedRestore(db, {
+      server: server as string,
+      backup: backupUuid as string,
+      truncate: false,
+      owner: 'quetzal|elsewhere|0123456789ab|4242|abcd',
+      leaseExpiresAt: Date.now() + 3_600_000,
+    });
+    const serverRow = { id: planted.serverId };
+    const folder = planted.folder(box.dataDir);
     fs.mkdirSync(path.join(folder, 'staged'), { recursive: true });
     fs.writeFileSync(path.join(folder, 'staged', 'a.txt'), 'restored a');
     fs.writeFileSync(path.join(volume, 'b.txt'), 'restored b');

@@ -1,7 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Kysely } from 'kysely';
 import { expect } from 'vitest';
+import type { Tables } from '../../src/db/schema.js';
 import { startService, type ServiceProcess } from '../cli/helpers.js';
 
 /** A tree to write: a path ending in '/' is a folder, anything else a file with these bytes. */
@@ -117,4 +119,36 @@ export async function statusOf(service: ServiceProcess, token: string, server: s
 /** serve, SCHEDULER off (the scheduler has no part here), on the sandbox's env. */
 export function serve(env: Record<string, string>, crashAt?: string): Promise<ServiceProcess> {
   return startService('serve', { ...env, SCHEDULER: 'off', ...(crashAt ? { QUETZAL_TEST_CRASH_AT: crashAt } : {}) });
+}
+
+/**
+ * Plants what an instance that died mid-restore leaves: the server's status
+ * `restoring_backup` and its `backup_restores` row held by `owner` until
+ * `leaseExpiresAt` (the caller writes the restore folder and journal, before
+ * this where a running service could look in between). Returns the row's id,
+ * which names `volumes/.restore-<id>`.
+ */
+export async function plantAbandonedRestore(
+  db: Kysely<Tables>,
+  opts: { server: string; backup: string; truncate: boolean; owner: string; leaseExpiresAt: number; id?: string },
+): Promise<{ id: string; serverId: number; folder: (dataDir: string) => string }> {
+  const serverRow = await db.selectFrom('servers').selectAll().where('uuid', '=', opts.server).executeTakeFirstOrThrow();
+  const backup = await db.selectFrom('backups').selectAll().where('uuid', '=', opts.backup).executeTakeFirstOrThrow();
+  const id = opts.id ?? randomUUID();
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('servers').set({ status: 'restoring_backup' }).where('id', '=', serverRow.id).execute();
+    await trx
+      .insertInto('backup_restores')
+      .values({
+        id,
+        server_id: serverRow.id,
+        backup_id: backup.id,
+        truncate: opts.truncate ? 1 : 0,
+        owner: opts.owner,
+        lease_expires_at: opts.leaseExpiresAt,
+        created_at: Date.now(),
+      })
+      .execute();
+  });
+  return { id, serverId: serverRow.id, folder: (dataDir) => path.join(dataDir, 'volumes', `.restore-${id}`) };
 }

@@ -4,14 +4,13 @@
  * start finishes it at once, before the API listens, without waiting for the
  * lease (which, written just before the cut, may have long to run).
  */
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claimantDiedOrRebooted, instanceIdentity } from '../../src/instance.js';
 import { CLI_DIALECTS, createSandbox, quetzalJson } from '../cli/helpers.js';
-import { serve, statusOf } from './helpers.js';
+import { plantAbandonedRestore, serve, statusOf } from './helpers.js';
 
 const self = instanceIdentity('test');
 const host = os.hostname().replace(/[|\s]/g, '_').slice(0, 64);
@@ -39,20 +38,15 @@ describe.skipIf(self.bootId === 'noboot').concurrent('a restore of the previous 
         const volume = path.join(box.dataDir, 'volumes', server as string);
         fs.writeFileSync(path.join(volume, 'a.txt'), 'old a');
         const { uuid: backupUuid } = await quetzalJson(['backup:create', '--server', server as string], box.env);
-        const db = box.db().db;
-        const serverRow = await db
-          .selectFrom('servers')
-          .selectAll()
-          .where('uuid', '=', server as string)
-          .executeTakeFirstOrThrow();
-        const backup = await db
-          .selectFrom('backups')
-          .selectAll()
-          .where('uuid', '=', backupUuid as string)
-          .executeTakeFirstOrThrow();
         // Truncate, cut off while emptying: a.txt already moved aside, b.txt not yet.
-        const id = randomUUID();
-        const folder = path.join(box.dataDir, 'volumes', `.restore-${id}`);
+        const planted = await plantAbandonedRestore(box.db().db, {
+          server: server as string,
+          backup: backupUuid as string,
+          truncate: true,
+          owner: `quetzal|${host}|${earlierBoot}|${process.pid}|abcd`,
+          leaseExpiresAt: Date.now() + 3_600_000,
+        });
+        const folder = planted.folder(box.dataDir);
         fs.mkdirSync(path.join(folder, 'staged'), { recursive: true });
         fs.mkdirSync(path.join(folder, 'displaced'));
         fs.writeFileSync(path.join(folder, 'staged', 'a.txt'), 'restored a');
@@ -62,19 +56,6 @@ describe.skipIf(self.bootId === 'noboot').concurrent('a restore of the previous 
           path.join(folder, 'journal.json'),
           JSON.stringify({ version: 1, volume: server, truncate: true, phase: 'emptying' }),
         );
-        await db.updateTable('servers').set({ status: 'restoring_backup' }).where('id', '=', serverRow.id).execute();
-        await db
-          .insertInto('backup_restores')
-          .values({
-            id,
-            server_id: serverRow.id,
-            backup_id: backup.id,
-            truncate: 1,
-            owner: `quetzal|${host}|${earlierBoot}|${process.pid}|abcd`,
-            lease_expires_at: Date.now() + 3_600_000,
-            created_at: Date.now(),
-          })
-          .execute();
 
         const service = await serve(box.env);
         try {

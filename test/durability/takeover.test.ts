@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_DIALECTS, createSandbox, quetzalJson } from '../cli/helpers.js';
-import { serve, statusOf, waitFor } from './helpers.js';
+import { plantAbandonedRestore, serve, statusOf, waitFor } from './helpers.js';
 
 describe.concurrent('a live instance takes over a dead instance’s restore and backup', () => {
   for (const dialect of CLI_DIALECTS) {
@@ -32,16 +32,6 @@ describe.concurrent('a live instance takes over a dead instance’s restore and 
         try {
           // The other instance accepted a restore, staged it, began the merge (b.txt moved in), and went silent.
           const db = box.db().db;
-          const serverRow = await db
-            .selectFrom('servers')
-            .selectAll()
-            .where('uuid', '=', server as string)
-            .executeTakeFirstOrThrow();
-          const backup = await db
-            .selectFrom('backups')
-            .selectAll()
-            .where('uuid', '=', backupUuid as string)
-            .executeTakeFirstOrThrow();
           const id = randomUUID();
           const folder = path.join(box.dataDir, 'volumes', `.restore-${id}`);
           fs.mkdirSync(path.join(folder, 'staged'), { recursive: true });
@@ -51,21 +41,15 @@ describe.concurrent('a live instance takes over a dead instance’s restore and 
             path.join(folder, 'journal.json'),
             JSON.stringify({ version: 1, volume: server, truncate: false, phase: 'filling' }),
           );
-          await db.transaction().execute(async (trx) => {
-            await trx.updateTable('servers').set({ status: 'restoring_backup' }).where('id', '=', serverRow.id).execute();
-            await trx
-              .insertInto('backup_restores')
-              .values({
-                id,
-                server_id: serverRow.id,
-                backup_id: backup.id,
-                truncate: 0,
-                owner: 'quetzal|another-machine|0123456789ab|4242|abcd',
-                lease_expires_at: Date.now() + 2_000,
-                created_at: Date.now(),
-              })
-              .execute();
+          const planted = await plantAbandonedRestore(db, {
+            id,
+            server: server as string,
+            backup: backupUuid as string,
+            truncate: false,
+            owner: 'quetzal|another-machine|0123456789ab|4242|abcd',
+            leaseExpiresAt: Date.now() + 2_000,
           });
+          const serverRow = { id: planted.serverId };
           const started = Date.now();
           expect(await statusOf(service, token as string, server as string)).toBe('restoring_backup');
           await waitFor(
