@@ -1,5 +1,7 @@
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
-import type { DatabaseHandle } from './database.js';
+import { Migrator, sql, type DatabaseIntrospector, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { preparePrivateFile } from '../private-files.js';
+import { migrateLockFile, type DatabaseHandle } from './database.js';
+import type { Tables } from './schema.js';
 import { openSqliteConnection } from './sqlite-driver.js';
 import { initialMigration } from './migrations/001_initial.js';
 import { activityMigration } from './migrations/002_activity.js';
@@ -45,7 +47,9 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
  * taken synchronously and would wait on a migration that cannot proceed.)
  */
 function lockSqliteMigrations(file: string): () => void {
-  const lock = openSqliteConnection(`${file}.migrate-lock`);
+  // Readable by the service's user only, like the database (SPEC 10).
+  preparePrivateFile(migrateLockFile(file));
+  const lock = openSqliteConnection(migrateLockFile(file));
   try {
     lock.exec('PRAGMA busy_timeout = 120000');
     lock.exec('BEGIN IMMEDIATE');
@@ -61,7 +65,7 @@ function lockSqliteMigrations(file: string): () => void {
 
 async function runMigrations(handle: DatabaseHandle): Promise<void> {
   const migrator = new Migrator({
-    db: handle.db,
+    db: withOwnSchemaIntrospection(handle),
     provider: new InCodeMigrations(handle),
     // Kysely looks for its bookkeeping tables in every schema; name ours.
     ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
@@ -71,4 +75,39 @@ async function runMigrations(handle: DatabaseHandle): Promise<void> {
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? String(error)}`);
   }
+}
+
+/**
+ * Kysely's migrator finds its bookkeeping tables by introspecting every schema
+ * of the database, calling functions on each schema by name
+ * (`has_schema_privilege`, `pg_get_serial_sequence`): a schema that another
+ * deployment or test run drops meanwhile fails that query with "schema ...
+ * does not exist" although ours is fine. On PostgreSQL the migrator is given
+ * an introspection that looks only at our own schema, by a plain catalog join.
+ */
+function withOwnSchemaIntrospection(handle: DatabaseHandle): Kysely<Tables> {
+  if (handle.dialect !== 'postgres') return handle.db;
+  const db = handle.db;
+  const own = handle.schema === undefined ? sql<string>`current_schema()` : sql<string>`${handle.schema}`;
+  const introspection: DatabaseIntrospector = {
+    getSchemas: () => db.introspection.getSchemas(),
+    async getTables() {
+      const { rows } = await sql<{ name: string; schema: string }>`
+        select c.relname as name, n.nspname as schema from pg_catalog.pg_class c
+        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = ${own} and c.relkind in ('r', 'p')`.execute(db);
+      return rows.map((row) => ({ name: row.name, schema: row.schema, isView: false, columns: [] }));
+    },
+    async getMetadata() {
+      return { tables: await this.getTables() };
+    },
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      const value: unknown = Reflect.get(target, property, target);
+      // Kysely's methods use private fields: call them on the instance itself, not on the proxy.
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
