@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, readEnvironment, type Config } from '../config
 import { LocalDaemon } from '../daemon/local/local-daemon.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { PRIVATE_DIR_MODE, preparePrivateDataDir } from '../private-files.js';
 import { CliError, type CliCommand, type CliContext, type CliOptions } from './command.js';
 import { COMMANDS, isServiceCommand } from './commands/index.js';
 import type { ServiceCommand, ServiceContext } from './commands/service.js';
@@ -134,6 +135,8 @@ async function openContext(
   const logger = service
     ? pino({ level: config.logLevel })
     : pino({ level: config.logLevel }, pino.destination({ dest: 2, sync: true }));
+  // Before the database: a SQLite file inside DATA_DIR is created in the private folder.
+  const dataDirChanges = preparePrivateDataDir(config.dataDir);
   const database = openDatabase(config.databaseUrl, {
     poolSize: service ? 10 : 2,
     ...searchPathOption(config.databaseUrl),
@@ -144,6 +147,8 @@ async function openContext(
     await database.close().catch(() => {});
     throw err;
   }
+  const modeChanges = [...dataDirChanges, ...(database.modeChanges ?? [])];
+  if (modeChanges.length > 0) logger.info({ modeChanges }, "tightened the modes of the service's own files (SPEC 10)");
   return { config, database, logger };
 }
 
@@ -168,7 +173,7 @@ async function runAdminCommand(command: CliCommand, options: CliOptions, opts: R
   const daemon = new LocalDaemon(config.dataDir, { logger, consoleLogBytes: config.consoleLogMb * 1024 * 1024 });
   try {
     // Not daemon.start(): that would take over processes that a running service owns.
-    await Promise.all(Object.values(daemon.paths).map((dir) => fs.mkdir(dir, { recursive: true })));
+    await Promise.all(Object.values(daemon.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
     const ctx: CliContext = { config, database, daemon, clock: opts.clock ?? systemClock };
     return await command.run(ctx, options);
   } finally {

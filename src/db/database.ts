@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import {
@@ -11,6 +10,7 @@ import {
   type SqliteDatabase,
   type Transaction,
 } from 'kysely';
+import { preparePrivateFile, tightenPrivateFileIfPresent, type ModeChange } from '../private-files.js';
 import type { Tables } from './schema.js';
 import { openSqliteConnection, type SqliteConnection, type SqliteStatement } from './sqlite-driver.js';
 
@@ -27,6 +27,8 @@ export interface DatabaseHandle {
   schema?: string;
   /** The SQLite database file (absent for PostgreSQL and `:memory:`). */
   file?: string;
+  /** Files whose modes opening the database tightened to 0600 (SQLite; SPEC 10), for the caller to log. */
+  modeChanges?: readonly ModeChange[];
   close(): Promise<void>;
 }
 
@@ -61,14 +63,37 @@ export function openDatabase(url: string, opts: { poolSize?: number; searchPath?
 }
 
 function openSqlite(file: string): DatabaseHandle {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const modeChanges = file === ':memory:' ? [] : preparePrivateSqliteFiles(path.resolve(file));
   const sqlite = openSqliteConnection(file);
   sqlite.exec('PRAGMA busy_timeout = 10000');
   sqlite.exec('PRAGMA journal_mode = WAL');
   sqlite.exec('PRAGMA synchronous = NORMAL');
   sqlite.exec('PRAGMA foreign_keys = ON');
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', ...(file !== ':memory:' ? { file: path.resolve(file) } : {}), close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'sqlite',
+    ...(file !== ':memory:' ? { file: path.resolve(file), modeChanges } : {}),
+    close: () => db.destroy(),
+  };
+}
+
+/** The migrations' lock (src/db/migrate.ts): a small SQLite database beside the main file. */
+export function migrateLockFile(file: string): string {
+  return `${file}.migrate-lock`;
+}
+
+const SQLITE_SIDE_SUFFIXES = ['-wal', '-shm', '-journal'];
+
+/**
+ * The database file 0600 before SQLite opens it (created so when missing):
+ * SQLite then creates its journal, `-wal` and `-shm` with the same mode. Side
+ * files an earlier version (or a looser umask) left readable are tightened too.
+ */
+function preparePrivateSqliteFiles(file: string): ModeChange[] {
+  const lock = migrateLockFile(file);
+  const sideFiles = [file, lock].flatMap((main) => SQLITE_SIDE_SUFFIXES.map((suffix) => `${main}${suffix}`));
+  return [...preparePrivateFile(file), ...[lock, ...sideFiles].flatMap(tightenPrivateFileIfPresent)];
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -111,10 +111,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `quetzal <args>` to its end. The working folder is DATA_DIR's, so no stray `.env` is read. */
+/**
+ * DATA_DIR, so that no stray `.env` is read; its parent (a folder the test made)
+ * when the command is to create DATA_DIR itself.
+ */
+function workingFolder(env: Record<string, string>): string {
+  if (env.DATA_DIR === undefined) return os.tmpdir();
+  return fs.existsSync(env.DATA_DIR) ? env.DATA_DIR : path.dirname(env.DATA_DIR);
+}
+
+/** Runs `quetzal <args>` to its end, in DATA_DIR (see workingFolder). */
 export function quetzal(args: string[], env: Record<string, string>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: env.DATA_DIR ?? os.tmpdir(), env: childEnv(env) });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: workingFolder(env), env: childEnv(env) });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -147,7 +156,7 @@ export interface ServiceProcess {
  */
 export function startService(command: 'serve' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [BIN, command], {
-    cwd: env.DATA_DIR ?? os.tmpdir(),
+    cwd: workingFolder(env),
     // Readiness is read from the info-level log lines.
     env: childEnv({ PORT: '0', ...env, LOG_LEVEL: 'info' }),
   });

@@ -11,6 +11,7 @@ import {
   type ServerState,
 } from '../daemon.js';
 import { crashPoint, crashPointArmed } from '../../crash-point.js';
+import { PRIVATE_DIR_MODE } from '../../private-files.js';
 import { createArchive } from './archive/create.js';
 import { lstatOrNull } from './archive/lstat-or-null.js';
 import { restoreArchive } from './archive/restore.js';
@@ -63,7 +64,8 @@ export class LocalDaemon implements Daemon {
 
   /** Call once at start: stops processes left behind by an instance that died. */
   async start(): Promise<void> {
-    await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true })));
+    // Inside DATA_DIR (0700), and as private themselves (SPEC 10).
+    await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
     await this.processes.reapOrphans();
   }
 
@@ -85,6 +87,8 @@ export class LocalDaemon implements Daemon {
   }
 
   async prepareVolume(server: DaemonServer): Promise<void> {
+    // volumes/ may not exist yet (a first start creates its server before start()): private like its siblings.
+    await fs.mkdir(this.paths.volumes, { recursive: true, mode: PRIVATE_DIR_MODE });
     await fs.mkdir(this.volumeDir(server.uuid), { recursive: true });
   }
 

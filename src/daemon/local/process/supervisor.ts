@@ -4,7 +4,13 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { ServerState } from '../../daemon.js';
 import { closeQuietly, closeStdinPipe, consoleBacklog, openStdinPipe, queueConsoleLine } from './console.js';
-import { DEFAULT_CONSOLE_LOG_BYTES, DEFAULT_CONSOLE_LOG_CHECK_MS, rotateConsoleLog, watchConsoleLog } from './console-log.js';
+import {
+  DEFAULT_CONSOLE_LOG_BYTES,
+  DEFAULT_CONSOLE_LOG_CHECK_MS,
+  openConsoleLog,
+  rotateConsoleLog,
+  watchConsoleLog,
+} from './console-log.js';
 import { NoStartupCommandError, ServerNotRunningError, shuttingDown, startFailure } from './errors.js';
 import { ForeignProcesses } from './foreign-processes.js';
 import { noop } from './helpers.js';
@@ -244,7 +250,7 @@ export class ProcessSupervisor {
     const pipe = await openStdinPipe(this.runDir, target.uuid, this.log);
     let logFile: fs.FileHandle;
     try {
-      logFile = await fs.open(this.logPath(target.uuid), 'a');
+      logFile = await openConsoleLog(this.logPath(target.uuid));
     } catch (err) {
       closeStdinPipe(pipe);
       throw startFailure(target, err);
