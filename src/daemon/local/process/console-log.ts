@@ -9,9 +9,10 @@
  * rename would leave it writing on into the renamed file, so the log is
  * rotated by copy and truncate: copied to `<uuid>.log.1.tmp`, that renamed
  * over `<uuid>.log.1` (atomic), whatever was appended meanwhile copied after
- * it, and `<uuid>.log` truncated; the process's next write lands at its new
- * end (O_APPEND). What the process writes between the last copy and the
- * truncation (one system call apart) is lost.
+ * it, and `<uuid>.log` truncated right after the read that found its end; the
+ * process's next write lands at its new end (O_APPEND). What the process
+ * writes between that read and the truncation (two consecutive system calls)
+ * is lost.
  *
  * A SIGKILL at any instant leaves: before the rename, `<uuid>.log` whole and a
  * stray `.log.1.tmp` (overwritten by the next rotation); after the rename and
@@ -19,7 +20,9 @@
  * of `<uuid>.log`, which is still whole (the next rotation copies it again):
  * output is never lost, at worst the old `.log.1` was replaced early.
  */
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
+import { PRIVATE_FILE_MODE } from '../../../private-files.js';
 import { errnoCode } from './helpers.js';
 
 export const DEFAULT_CONSOLE_LOG_BYTES = 50 * 1024 * 1024;
@@ -27,6 +30,22 @@ export const DEFAULT_CONSOLE_LOG_BYTES = 50 * 1024 * 1024;
 export const DEFAULT_CONSOLE_LOG_CHECK_MS = 1_000;
 
 const COPY_CHUNK = 1024 * 1024;
+
+/**
+ * Opens a server's console log for appending, readable by the service's user
+ * only (SPEC 10): a log from before that rule is tightened. The server's process
+ * writes through the descriptor it inherits, whatever the mode.
+ */
+export async function openConsoleLog(logPath: string): Promise<fs.FileHandle> {
+  const handle = await fs.open(logPath, 'a', PRIVATE_FILE_MODE);
+  try {
+    if (((await handle.stat()).mode & 0o077) !== 0) await handle.chmod(PRIVATE_FILE_MODE);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  return handle;
+}
 
 /** Rotates `logPath` when it holds `maxBytes` or more; true when it did. A missing log is nothing to rotate. */
 export async function rotateConsoleLog(logPath: string, maxBytes: number): Promise<boolean> {
@@ -40,27 +59,41 @@ export async function rotateConsoleLog(logPath: string, maxBytes: number): Promi
   if (size < maxBytes) return false;
   const previous = `${logPath}.1`;
   const staging = `${previous}.tmp`;
+  // The bulk is copied off the event loop; the rest is caught up and cut synchronously below.
   await fs.copyFile(logPath, staging);
+  // A copy keeps the source's mode, which a log from before SPEC 10's rule may have left readable.
+  await fs.chmod(staging, PRIVATE_FILE_MODE);
   await fs.rename(staging, previous);
-  await appendTail(logPath, previous);
-  await fs.truncate(logPath, 0);
+  catchUpAndTruncate(logPath, previous);
   return true;
 }
 
-/** Appends to `to` what `from` holds past `to`'s length: what the process wrote while `from` was being copied. */
-async function appendTail(from: string, to: string): Promise<void> {
-  const [source, target] = await Promise.all([fs.open(from, 'r'), fs.open(to, 'a')]);
+/**
+ * Appends to `to` what `from` holds past `to`'s length (what the process wrote
+ * while `from` was being copied), then truncates `from` right after the read
+ * that found its end: synchronous calls, one after the other in the same
+ * turn, so the window in which a write by the process is lost is two system
+ * calls wide, not a round of the event loop.
+ */
+function catchUpAndTruncate(from: string, to: string): void {
+  const source = fsSync.openSync(from, 'r+');
   try {
-    let position = (await target.stat()).size;
-    const buffer = Buffer.allocUnsafe(COPY_CHUNK);
-    for (;;) {
-      const { bytesRead } = await source.read(buffer, 0, buffer.length, position);
-      if (bytesRead === 0) return;
-      await target.write(buffer, 0, bytesRead);
-      position += bytesRead;
+    const target = fsSync.openSync(to, 'a');
+    try {
+      let position = fsSync.fstatSync(target).size;
+      const buffer = Buffer.allocUnsafe(COPY_CHUNK);
+      for (;;) {
+        const bytesRead = fsSync.readSync(source, buffer, 0, buffer.length, position);
+        if (bytesRead === 0) break;
+        fsSync.writeSync(target, buffer, 0, bytesRead);
+        position += bytesRead;
+      }
+      fsSync.ftruncateSync(source, 0);
+    } finally {
+      fsSync.closeSync(target);
     }
   } finally {
-    await Promise.all([source.close(), target.close()]);
+    fsSync.closeSync(source);
   }
 }
 
