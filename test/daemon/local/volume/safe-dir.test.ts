@@ -39,7 +39,9 @@ function outsideUntouched(): void {
 
 describe('SafeDir refuses to follow a link planted where a folder was', () => {
   it('open refuses a root that is a link', () => {
-    expect(() => SafeDir.open(path.join(volume, 'link'))).toThrow(/volume\/link is not a folder \(a symlink or a file\), refused \(ENOTDIR\)/);
+    expect(() => SafeDir.open(path.join(volume, 'link'))).toThrow(
+      /volume\/link is not a folder \(a symlink or a file\), refused \(ENOTDIR\)/,
+    );
   });
 
   it('openDir and tryOpenDir refuse a link, and a file', () => {
@@ -119,23 +121,29 @@ describe('SafeDir refuses to follow a link planted where a folder was', () => {
     outsideUntouched();
   });
 
-  it('removeTree removes folders their owner made unreadable and unwritable, as that owner', () => {
-    // As root, permissions stop nothing: the removal runs in a child process as an unprivileged user.
-    if (process.getuid?.() !== 0) return;
-    const nobody = 65534;
-    fs.chmodSync(root, 0o755);
-    fs.mkdirSync(path.join(volume, 'locked', 'inner'), { recursive: true });
-    fs.writeFileSync(path.join(volume, 'locked', 'inner', 'f'), 'f');
-    for (const entry of ['', 'sub', 'sub/inside.txt', 'locked', 'locked/inner', 'locked/inner/f']) {
-      fs.chownSync(path.join(volume, entry), nobody, nobody);
-    }
-    fs.chmodSync(path.join(volume, 'locked', 'inner'), 0o000);
-    fs.chmodSync(path.join(volume, 'locked'), 0o500);
-    const module = new URL('../../../../src/daemon/local/volume/safe-dir.ts', import.meta.url).href;
-    const script = `import { SafeDir } from ${JSON.stringify(module)}; const dir = SafeDir.open(${JSON.stringify(volume)}); dir.removeTree('locked'); dir.close();`;
-    execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { uid: nobody, gid: nobody, stdio: 'pipe' });
-    expect(fs.existsSync(path.join(volume, 'locked'))).toBe(false);
-  });
+  // As root, permissions stop nothing: the removal runs in a child process as an unprivileged user (CI runs as root).
+  it.skipIf(process.getuid?.() !== 0)(
+    'removeTree removes folders their owner made unreadable and unwritable, as that owner',
+    () => {
+      const nobody = 65534;
+      fs.chmodSync(root, 0o755);
+      fs.mkdirSync(path.join(volume, 'locked', 'inner'), { recursive: true });
+      fs.writeFileSync(path.join(volume, 'locked', 'inner', 'f'), 'f');
+      for (const entry of ['', 'sub', 'sub/inside.txt', 'locked', 'locked/inner', 'locked/inner/f']) {
+        fs.chownSync(path.join(volume, entry), nobody, nobody);
+      }
+      fs.chmodSync(path.join(volume, 'locked', 'inner'), 0o000);
+      fs.chmodSync(path.join(volume, 'locked'), 0o500);
+      const module = new URL('../../../../src/daemon/local/volume/safe-dir.ts', import.meta.url).href;
+      const script = `import { SafeDir } from ${JSON.stringify(module)}; const dir = SafeDir.open(${JSON.stringify(volume)}); dir.removeTree('locked'); dir.close();`;
+      execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        uid: nobody,
+        gid: nobody,
+        stdio: 'pipe',
+      });
+      expect(fs.existsSync(path.join(volume, 'locked'))).toBe(false);
+    },
+  );
 
   it('removeTree removes folders their owner made unreadable and unwritable', () => {
     fs.mkdirSync(path.join(volume, 'locked', 'inner'), { recursive: true });
