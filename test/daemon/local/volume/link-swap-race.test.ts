@@ -114,26 +114,33 @@ describe('a folder swapped for a symlink to outside the volume, again and again'
     expect(refused).toBeGreaterThan(0);
   });
 
-  it(`delete_files of a whole folder never crosses a link swapped in below it (${ROUNDS} rounds)`, { timeout: 60_000 }, async () => {
-    const before = outsideSnapshot();
-    const world = path.join(volume, 'world');
-    fs.mkdirSync(world);
-    await startSwapping(world);
-    const failures: string[] = [];
-    let sawLink = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      // The folder comes back each round; the swapper fills the folder inside it and swaps it again.
-      fs.mkdirSync(path.join(world, 'victim'), { recursive: true });
-      await new Promise((resolve) => setTimeout(resolve, 1));
-      if (fs.lstatSync(path.join(world, 'victim'), { throwIfNoEntry: false })?.isSymbolicLink()) sawLink++;
-      try {
-        await deleteVolumePaths(volume, ['world']);
-      } catch (err) {
-        failures.push(`round ${round}: ${(err as Error).message}`);
+  it(
+    `delete_files of a whole folder never crosses a link swapped in below it (${ROUNDS} rounds)`,
+    { timeout: 60_000 },
+    async () => {
+      const before = outsideSnapshot();
+      const world = path.join(volume, 'world');
+      fs.mkdirSync(world);
+      await startSwapping(world);
+      const failures: string[] = [];
+      let sawLink = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        // The folder comes back each round; the swapper fills the folder inside it and swaps it again.
+        fs.mkdirSync(path.join(world, 'victim'), { recursive: true });
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (fs.lstatSync(path.join(world, 'victim'), { throwIfNoEntry: false })?.isSymbolicLink()) sawLink++;
+        try {
+          await deleteVolumePaths(volume, ['world']);
+        } catch (err) {
+          failures.push(`round ${round}: ${(err as Error).message}`);
+        }
+        expect(outsideSnapshot()).toBe(before);
       }
-      expect(outsideSnapshot()).toBe(before);
-    }
-    expect(failures).toEqual([]);
-    expect(sawLink).toBeGreaterThan(0);
-  });
+      // A process that rebuilds the tree as fast as it is removed can make a removal give up (SafeDir.removeTree's
+      // bound), which is an honest failure of the task, never an escape; any other failure is a defect.
+      expect(failures.filter((failure) => !/kept changing while it was being removed$/.test(failure))).toEqual([]);
+      expect(failures.length).toBeLessThan(ROUNDS / 20);
+      expect(sawLink).toBeGreaterThan(0);
+    },
+  );
 });
