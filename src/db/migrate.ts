@@ -85,7 +85,7 @@ async function runMigrations(handle: DatabaseHandle): Promise<void> {
  * does not exist" although ours is fine. On PostgreSQL the migrator is given
  * an introspection that looks only at our own schema, by a plain catalog join.
  */
-function withOwnSchemaIntrospection(handle: DatabaseHandle): Kysely<Tables> {
+export function withOwnSchemaIntrospection(handle: DatabaseHandle): Kysely<Tables> {
   if (handle.dialect !== 'postgres') return handle.db;
   const db = handle.db;
   const own = handle.schema === undefined ? sql<string>`current_schema()` : sql<string>`${handle.schema}`;

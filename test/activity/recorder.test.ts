@@ -6,6 +6,7 @@ import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import { withOwnSchemaIntrospection } from '../../src/db/migrate.js';
 import { initialMigration } from '../../src/db/migrations/001_initial.js';
 import { activityMigration } from '../../src/db/migrations/002_activity.js';
 import { TEST_DATABASE_URL } from '../helpers/databases.js';
@@ -145,7 +146,7 @@ describeEachDatabase('activity migration 002', (database) => {
 
   async function migrate(handle: DatabaseHandle, migrations: Record<string, Migration>) {
     const migrator = new Migrator({
-      db: handle.db,
+      db: withOwnSchemaIntrospection(handle),
       provider: { getMigrations: async () => migrations },
       ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
     });

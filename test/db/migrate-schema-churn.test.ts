@@ -3,6 +3,8 @@
  * come and go (other deployments, other test files): Kysely's migrator used to
  * introspect every schema by name and fail with "schema ... does not exist"
  * when one vanished under it (src/db/migrate.ts, withOwnSchemaIntrospection).
+ * It runs in a database of its own, so that its churn cannot disturb the other
+ * test files' schemas (nor their own uses of Kysely's introspection).
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -26,40 +28,52 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
 
 describe.skipIf(!postgres)('migrations while other schemas are dropped', () => {
   it('migrate every fresh schema, however many other schemas vanish meanwhile', { timeout: 60_000 }, async () => {
-    const url = postgres as string;
-    let stop = false;
-    let dropped = 0;
-    // Two connections creating and dropping schemas (with a serial column, as Kysely's introspection reads them) in a tight loop.
-    const churn = () =>
-      withClient(url, async (client) => {
-        while (!stop) {
-          const schema = `churn_${randomBytes(4).toString('hex')}`;
-          await client.query(`create schema ${schema}; create table ${schema}.t (id serial primary key)`);
-          await client.query(`drop schema ${schema} cascade`);
-          dropped += 1;
-        }
-      });
-    const churners = [churn(), churn()];
-    const failures: string[] = [];
+    const database = `quetzal_churn_${randomBytes(4).toString('hex')}`;
+    await withClient(postgres as string, (client) => client.query(`create database ${database}`));
+    const parsed = new URL(postgres as string);
+    parsed.pathname = `/${database}`;
+    const url = parsed.toString();
     try {
-      for (let round = 0; round < 12; round += 1) {
-        const schema = `mig_${randomBytes(4).toString('hex')}`;
-        await withClient(url, (client) => client.query(`create schema ${schema}`));
-        const handle = openDatabase(url, { searchPath: schema, poolSize: 2 });
-        try {
-          await migrateToLatest(handle);
-        } catch (err) {
-          failures.push((err as Error).message);
-        } finally {
-          await handle.close();
-          await withClient(url, (client) => client.query(`drop schema ${schema} cascade`));
-        }
-      }
+      await churnAndMigrate(url);
     } finally {
-      stop = true;
-      await Promise.all(churners);
+      await withClient(postgres as string, (client) => client.query(`drop database if exists ${database} with (force)`));
     }
-    expect(failures).toEqual([]);
-    expect(dropped).toBeGreaterThan(50);
   });
 });
+
+async function churnAndMigrate(url: string): Promise<void> {
+  let stop = false;
+  let dropped = 0;
+  // Two connections creating and dropping schemas (with a serial column, as Kysely's introspection reads them) in a tight loop.
+  const churn = () =>
+    withClient(url, async (client) => {
+      while (!stop) {
+        const schema = `churn_${randomBytes(4).toString('hex')}`;
+        await client.query(`create schema ${schema}; create table ${schema}.t (id serial primary key)`);
+        await client.query(`drop schema ${schema} cascade`);
+        dropped += 1;
+      }
+    });
+  const churners = [churn(), churn()];
+  const failures: string[] = [];
+  try {
+    for (let round = 0; round < 12; round += 1) {
+      const schema = `mig_${randomBytes(4).toString('hex')}`;
+      await withClient(url, (client) => client.query(`create schema ${schema}`));
+      const handle = openDatabase(url, { searchPath: schema, poolSize: 2 });
+      try {
+        await migrateToLatest(handle);
+      } catch (err) {
+        failures.push((err as Error).message);
+      } finally {
+        await handle.close();
+        await withClient(url, (client) => client.query(`drop schema ${schema} cascade`));
+      }
+    }
+  } finally {
+    stop = true;
+    await Promise.all(churners);
+  }
+  expect(failures).toEqual([]);
+  expect(dropped).toBeGreaterThan(50);
+}
