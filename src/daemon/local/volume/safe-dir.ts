@@ -220,14 +220,14 @@ export class SafeDir {
    * A SIGKILL part way leaves a partly removed subtree of the entry, nothing
    * outside it touched.
    */
-  removeTree(name: string): void {
+  async removeTreeAsync(name: string): Promise<void> {
     // Bounded: a process that keeps refilling or swapping the folder cannot hold the removal forever.
     for (let attempt = 0; attempt < MAX_REMOVAL_ATTEMPTS; attempt++) {
-      const stat = this.lstat(name);
+      const stat = await call<fs.Stats>((done) => fs.lstat(this.entryPath(name), done)).catch(nullIfMissing);
       if (stat === null) return;
       if (!stat.isDirectory()) {
         try {
-          this.unlink(name);
+          await call<void>((done) => fs.unlink(this.entryPath(name), done));
           return;
         } catch (err) {
           // Replaced by a folder since the lstat: look again. Gone: done.
@@ -239,44 +239,6 @@ export class SafeDir {
       const child = this.openForRemoval(name);
       if (child === null) continue; // swapped for something else since the lstat: look again
       try {
-        for (const entry of child.list()) child.removeTree(entry.name);
-      } finally {
-        child.close();
-      }
-      try {
-        this.rmdir(name);
-        return;
-      } catch (err) {
-        // ENOTDIR: a link took the folder's place; ENOTEMPTY: something was added meanwhile. Look again.
-        if (errnoCode(err) === 'ENOTDIR' || errnoCode(err) === 'ENOTEMPTY') continue;
-        if (isMissing(err)) return;
-        throw err;
-      }
-    }
-    throw new Error(`${this.label}/${name} kept changing while it was being removed`);
-  }
-
-  /**
-   * removeTree without blocking the event loop for a large tree (delete_files
-   * of a big folder): the same walk, the same guarantees, one entry per step.
-   */
-  async removeTreeAsync(name: string): Promise<void> {
-    for (let attempt = 0; attempt < MAX_REMOVAL_ATTEMPTS; attempt++) {
-      const stat = await call<fs.Stats>((done) => fs.lstat(this.entryPath(name), done)).catch(nullIfMissing);
-      if (stat === null) return;
-      if (!stat.isDirectory()) {
-        try {
-          await call<void>((done) => fs.unlink(this.entryPath(name), done));
-          return;
-        } catch (err) {
-          if (errnoCode(err) === 'EISDIR' || errnoCode(err) === 'EPERM') continue;
-          if (isMissing(err)) return;
-          throw err;
-        }
-      }
-      const child = this.openForRemoval(name);
-      if (child === null) continue;
-      try {
         for (const entry of await child.listAsync()) await child.removeTreeAsync(entry.name);
       } finally {
         child.close();
@@ -285,6 +247,7 @@ export class SafeDir {
         await call<void>((done) => fs.rmdir(this.entryPath(name), done));
         return;
       } catch (err) {
+        // ENOTDIR: a link took the folder's place; ENOTEMPTY: something was added meanwhile. Look again.
         if (errnoCode(err) === 'ENOTDIR' || errnoCode(err) === 'ENOTEMPTY') continue;
         if (isMissing(err)) return;
         throw err;
@@ -327,7 +290,8 @@ export class SafeDir {
     const handle = fs.openSync(this.entryPath(name), O_PATH | O_DIRECTORY | O_NOFOLLOW);
     try {
       const mode = fs.fstatSync(handle).mode;
-      if ((mode & 0o700) === 0o700) throw Object.assign(new Error(`permission denied: ${this.label}/${name}`), { code: 'EACCES' });
+      if ((mode & 0o700) === 0o700)
+        throw Object.assign(new Error(`permission denied: ${this.label}/${name}`), { code: 'EACCES' });
       // chmod of /proc/self/fd/<O_PATH fd> changes the held folder itself.
       fs.chmodSync(`/proc/self/fd/${handle}`, (mode & 0o7777) | 0o700);
     } finally {
@@ -345,8 +309,13 @@ function describe(err: unknown, label: string): Error {
   const code = errnoCode(err);
   const why =
     // Linux answers ENOTDIR, not ELOOP, when O_DIRECTORY|O_NOFOLLOW meets a symlink.
-    code === 'ELOOP' || code === 'ENOTDIR' ? 'is not a folder (a symlink or a file), refused'
-    : code === 'ENOENT' ? 'does not exist'
-    : (err as Error).message;
-  return Object.assign(new Error(code && why !== (err as Error).message ? `${label} ${why} (${code})` : `${label}: ${why}`), { code, cause: err });
+    code === 'ELOOP' || code === 'ENOTDIR'
+      ? 'is not a folder (a symlink or a file), refused'
+      : code === 'ENOENT'
+        ? 'does not exist'
+        : (err as Error).message;
+  return Object.assign(new Error(code && why !== (err as Error).message ? `${label} ${why} (${code})` : `${label}: ${why}`), {
+    code,
+    cause: err,
+  });
 }

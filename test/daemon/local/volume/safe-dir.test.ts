@@ -109,14 +109,14 @@ describe('SafeDir refuses to follow a link planted where a folder was', () => {
     outsideUntouched();
   });
 
-  it('removeTree unlinks links at every depth and never crosses them', () => {
+  it('removeTree unlinks links at every depth and never crosses them', async () => {
     fs.symlinkSync(outside, path.join(volume, 'sub', 'deep-link'));
     fs.mkdirSync(path.join(volume, 'sub', 'a', 'b'), { recursive: true });
     fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(volume, 'sub', 'a', 'b', 'file-link'));
     const dir = hold(SafeDir.open(volume));
-    dir.removeTree('link');
-    dir.removeTree('sub');
-    dir.removeTree('absent');
+    await dir.removeTreeAsync('link');
+    await dir.removeTreeAsync('sub');
+    await dir.removeTreeAsync('absent');
     expect(fs.readdirSync(volume)).toEqual([]);
     outsideUntouched();
   });
@@ -135,7 +135,7 @@ describe('SafeDir refuses to follow a link planted where a folder was', () => {
       fs.chmodSync(path.join(volume, 'locked', 'inner'), 0o000);
       fs.chmodSync(path.join(volume, 'locked'), 0o500);
       const module = new URL('../../../../src/daemon/local/volume/safe-dir.ts', import.meta.url).href;
-      const script = `import { SafeDir } from ${JSON.stringify(module)}; const dir = SafeDir.open(${JSON.stringify(volume)}); dir.removeTree('locked'); dir.close();`;
+      const script = `import { SafeDir } from ${JSON.stringify(module)}; const dir = SafeDir.open(${JSON.stringify(volume)}); await dir.removeTreeAsync('locked'); dir.close();`;
       execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
         uid: nobody,
         gid: nobody,
@@ -145,23 +145,23 @@ describe('SafeDir refuses to follow a link planted where a folder was', () => {
     },
   );
 
-  it('removeTree removes folders their owner made unreadable and unwritable', () => {
+  it('removeTree removes folders their owner made unreadable and unwritable', async () => {
     fs.mkdirSync(path.join(volume, 'locked', 'inner'), { recursive: true });
     fs.writeFileSync(path.join(volume, 'locked', 'inner', 'f'), 'f');
     fs.chmodSync(path.join(volume, 'locked', 'inner'), 0o000);
     fs.chmodSync(path.join(volume, 'locked'), 0o500);
     const dir = hold(SafeDir.open(volume));
-    dir.removeTree('locked');
+    await dir.removeTreeAsync('locked');
     expect(fs.existsSync(path.join(volume, 'locked'))).toBe(false);
   });
 
-  it('a link swapped in after a folder was opened changes nothing for the held folder', () => {
+  it('a link swapped in after a folder was opened changes nothing for the held folder', async () => {
     const dir = hold(SafeDir.open(volume));
     const sub = hold(dir.openDir('sub'));
     fs.renameSync(path.join(volume, 'sub'), path.join(root, 'moved-away'));
     fs.symlinkSync(outside, path.join(volume, 'sub'));
     expect(sub.list().map((e) => e.name)).toEqual(['inside.txt']);
-    sub.removeTree('inside.txt');
+    await sub.removeTreeAsync('inside.txt');
     expect(fs.readdirSync(path.join(root, 'moved-away'))).toEqual([]);
     outsideUntouched();
   });
@@ -185,7 +185,7 @@ describe('SafeDir', () => {
     expect(fs.readFileSync(path.join(volume, 'up.txt'), 'utf8')).toBe('inside');
   });
 
-  it.each(['', '.', '..', 'a/b', '/abs', '../x', 'x/..', 'nul\0'])('refuses the entry name %j', (name) => {
+  it.each(['', '.', '..', 'a/b', '/abs', '../x', 'x/..', 'nul\0'])('refuses the entry name %j', async (name) => {
     const dir = hold(SafeDir.open(volume));
     expect(() => dir.lstat(name)).toThrow(/not a single entry name/);
     expect(() => dir.openDir(name)).toThrow(/not a single entry name/);
@@ -193,7 +193,7 @@ describe('SafeDir', () => {
     expect(() => dir.mkdir(name, 0o755)).toThrow(/not a single entry name/);
     expect(() => dir.unlink(name)).toThrow(/not a single entry name/);
     expect(() => dir.rmdir(name)).toThrow(/not a single entry name/);
-    expect(() => dir.removeTree(name)).toThrow(/not a single entry name/);
+    await expect(dir.removeTreeAsync(name)).rejects.toThrow(/not a single entry name/);
     expect(() => dir.rename('sub', dir, name)).toThrow(/not a single entry name/);
     expect(() => dir.entryPath(name)).toThrow(/not a single entry name/);
     outsideUntouched();
