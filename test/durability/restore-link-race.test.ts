@@ -7,19 +7,16 @@
  * the link (moved aside as itself), or fails and is undone (the folder turned
  * into a link between a check and a use).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createArchive } from '../../src/daemon/local/archive/create.js';
 import { restoreArchive } from '../../src/daemon/local/archive/restore.js';
+import { SMALL_FILES, startLinkSwapper, stopLinkSwapper } from '../fixtures/link-swapper.js';
 
 const ROUNDS = 300;
-const SMALL_FILES = Array.from({ length: 20 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`);
-const SWAPPER = fileURLToPath(new URL('../fixtures/swap-folder-for-link.mjs', import.meta.url));
 
 let root: string;
 let volume: string;
@@ -39,10 +36,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  if (swapper && swapper.exitCode === null && swapper.signalCode === null) {
-    swapper.kill('SIGKILL');
-    await once(swapper, 'exit');
-  }
+  await stopLinkSwapper(swapper);
   swapper = undefined;
   fs.rmSync(root, { recursive: true, force: true });
 });
@@ -62,8 +56,7 @@ it(`a restore's move never writes through a folder swapped for a link (${ROUNDS}
   const { sha1 } = await createArchive({ volumeDir: source, archivePath, ignore: [] });
 
   const before = outsideSnapshot();
-  swapper = spawn(process.execPath, [SWAPPER, volume, outside, '100'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await once(swapper.stdout!, 'data');
+  swapper = await startLinkSwapper(volume, outside, 100);
 
   let merged = 0;
   let refused = 0;
@@ -87,8 +80,7 @@ it(`a restore's move never writes through a folder swapped for a link (${ROUNDS}
       }
     }
   }
-  swapper.kill('SIGKILL');
-  await once(swapper, 'exit');
+  await stopLinkSwapper(swapper);
   expect(outsideSnapshot()).toBe(before);
   // Nothing of the restore's ever landed outside, and both sides of the race happened.
   expect(merged).toBeGreaterThan(0);

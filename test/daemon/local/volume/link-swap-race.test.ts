@@ -4,21 +4,17 @@
  * a delete_files runs. Hundreds of rounds; not one may read or delete
  * anything outside the volume.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createArchive } from '../../../../src/daemon/local/archive/create.js';
 import { deleteVolumePaths } from '../../../../src/daemon/local/volume/delete-paths.js';
 import { archiveNames } from '../archive/trees.js';
+import { SMALL_FILES, startLinkSwapper, stopLinkSwapper } from '../../../fixtures/link-swapper.js';
 
 const ROUNDS = 300;
-/** Many files in the swapped folder (the fixture puts them back each turn): each one is a chance for the race. */
-const SMALL_FILES = Array.from({ length: 20 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`);
-const SWAPPER = fileURLToPath(new URL('../../../fixtures/swap-folder-for-link.mjs', import.meta.url));
 
 let root: string;
 let volume: string;
@@ -44,18 +40,14 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  if (swapper && swapper.exitCode === null && swapper.signalCode === null) {
-    swapper.kill('SIGKILL');
-    await once(swapper, 'exit');
-  }
+  await stopLinkSwapper(swapper);
   swapper = undefined;
   fs.rmSync(root, { recursive: true, force: true });
 });
 
 /** Starts the hostile process, swapping `<folder>/victim` (folder: the volume by default), and waits until it is swapping. */
 async function startSwapping(folder = volume): Promise<void> {
-  swapper = spawn(process.execPath, [SWAPPER, folder, outside], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await once(swapper.stdout!, 'data');
+  swapper = await startLinkSwapper(folder, outside);
 }
 
 function outsideSnapshot(): string {
