@@ -30,7 +30,7 @@ import pino from 'pino';
 import { BackgroundJobs } from '../src/background.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import type { BackupArchive, Daemon, DaemonServer, PowerSignal, ServerState } from '../src/daemon/daemon.js';
+import type { BackupArchive, Daemon, DaemonServer, PowerSignal, ServerResources, ServerState } from '../src/daemon/daemon.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { startScheduler } from '../src/scheduler/scheduler.js';
@@ -43,6 +43,13 @@ const SELF = fileURLToPath(import.meta.url);
 /** Every server running, every console line taken at once. */
 class StandInDaemon implements Daemon {
   commands = 0;
+  readonly containment = 'off';
+  async resources(): Promise<ServerResources> {
+    return { state: 'running', memoryBytes: 0, cpuAbsolute: 0, diskBytes: 0, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
+  }
+  async diskUsage(): Promise<number> {
+    return 0;
+  }
   async prepareVolume(_server: DaemonServer): Promise<void> {}
   async state(_server: DaemonServer): Promise<ServerState> {
     return 'running';

@@ -6,10 +6,37 @@
 export type ServerState = 'offline' | 'starting' | 'running' | 'stopping';
 export type PowerSignal = 'start' | 'stop' | 'restart' | 'kill';
 
+/** A server's limits (SPEC 10, Pterodactyl's units); 0 = unlimited. */
+export interface ServerLimits {
+  readonly memoryMiB: number;
+  /** Percent of one core: 100 = one core. */
+  readonly cpuPercent: number;
+  readonly diskMiB: number;
+  /** Processes and threads; null = the daemon's default (512 when confined). */
+  readonly pids: number | null;
+}
+
+export const NO_LIMITS: ServerLimits = Object.freeze({ memoryMiB: 0, cpuPercent: 0, diskMiB: 0, pids: null });
+
 export interface DaemonServer {
   readonly uuid: string;
   readonly startup: string | null;
   readonly stopCommand: string | null;
+  /** Absent = no limits. */
+  readonly limits?: ServerLimits;
+}
+
+/** What `GET /resources` reports (SPEC 10): measured, not made up; 0 where the machine cannot tell. */
+export interface ServerResources {
+  readonly state: ServerState;
+  readonly memoryBytes: number;
+  /** Percent of one core over the last sampling interval (100 = one core busy). */
+  readonly cpuAbsolute: number;
+  readonly diskBytes: number;
+  readonly networkRxBytes: number;
+  readonly networkTxBytes: number;
+  /** Milliseconds since the process started; 0 when offline. */
+  readonly uptimeMs: number;
 }
 
 export interface BackupArchive {
@@ -30,6 +57,10 @@ export interface Daemon {
   prepareVolume(server: DaemonServer): Promise<void>;
   state(server: DaemonServer): Promise<ServerState>;
   power(server: DaemonServer, signal: PowerSignal): Promise<void>;
+  /** Live figures for the server (SPEC 10). */
+  resources(server: DaemonServer): Promise<ServerResources>;
+  /** Bytes the server's volume uses on disk, measured now. */
+  diskUsage(server: DaemonServer): Promise<number>;
   /** Writes a console line; DaemonError when the server is not running. */
   sendCommand(server: DaemonServer, line: string): Promise<void>;
   createBackup(server: DaemonServer, backup: { uuid: string; ignored: string[] }): Promise<BackupArchive>;
@@ -44,6 +75,8 @@ export interface Daemon {
     backup: { uuid: string; sha1: string | null },
     options: { truncate: boolean; restoreId?: string; maxEntries?: number },
   ): Promise<void>;
+  /** Whether server processes run confined (SPEC 10; `/health` reports it). */
+  readonly containment: 'on' | 'off';
   /**
    * After the instance running restore `restoreId` died: brings the volume to
    * exactly its old tree (`rolled-back`) or exactly the restored one

@@ -8,6 +8,7 @@ import {
   type Daemon,
   type DaemonServer,
   type PowerSignal,
+  type ServerResources,
   type ServerState,
 } from '../daemon.js';
 import { crashPoint, crashPointArmed } from '../../crash-point.js';
@@ -19,6 +20,7 @@ import { ConsoleBusyError, ProcessSupervisor, ServerNotRunningError, NoStartupCo
 import { discardFolder, settleRestoreFolder } from './restore/recover-restore.js';
 import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
+import { measureDiskUsage } from './volume/disk-usage.js';
 
 export { resolveInsideVolume } from './volume/delete-paths.js';
 
@@ -115,6 +117,20 @@ export class LocalDaemon implements Daemon {
       if (err instanceof NoStartupCommandError) throw new DaemonError('This server has no startup command.');
       throw err;
     }
+  }
+
+  get containment(): 'on' | 'off' {
+    return 'off';
+  }
+
+  async resources(server: DaemonServer): Promise<ServerResources> {
+    const state = this.processes.state(server.uuid);
+    const diskBytes = await this.diskUsage(server);
+    return { state, memoryBytes: 0, cpuAbsolute: 0, diskBytes, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
+  }
+
+  async diskUsage(server: DaemonServer): Promise<number> {
+    return measureDiskUsage(this.volumeDir(server.uuid));
   }
 
   async sendCommand(server: DaemonServer, line: string): Promise<void> {
