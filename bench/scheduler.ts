@@ -77,6 +77,9 @@ class StandInDaemon implements Daemon {
   onStateChange(): () => void {
     return () => {};
   }
+  onOutOfMemory(): () => void {
+    return () => {};
+  }
   async close(): Promise<void> {}
 }
 

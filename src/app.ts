@@ -72,7 +72,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     methodsByPath.set(route.url, known);
   });
 
-  registerHealthRoute(app, () => pingDatabase(deps.db));
+  registerHealthRoute(
+    app,
+    () => pingDatabase(deps.db),
+    () => deps.daemon.containment,
+  );
   app.get(`${CLIENT_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   registerServerRoutes(app, deps);

@@ -23,6 +23,10 @@ export interface Config {
   readonly consoleLogMb: number;
   /** Entries a backup archive may hold for a restore to be attempted (SPEC 9); more fails the restore before any change. */
   readonly restoreMaxEntries: number;
+  /** Whether server processes run in containers (SPEC 10): `auto` where the machine allows it. */
+  readonly containment: 'auto' | 'on' | 'off';
+  /** The uid and gid confined server processes run as. */
+  readonly serverUid: number;
 }
 
 export class ConfigError extends Error {}
@@ -73,6 +77,12 @@ function timezone(env: Env): string {
   return zone;
 }
 
+function containmentMode(env: Env): Config['containment'] {
+  const raw = env.CONTAINMENT?.trim().toLowerCase() || 'auto';
+  if (raw !== 'auto' && raw !== 'on' && raw !== 'off') throw new ConfigError(`CONTAINMENT must be "auto", "on" or "off", got "${env.CONTAINMENT}"`);
+  return raw;
+}
+
 export function loadConfig(env: Env = readEnvironment()): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
@@ -100,5 +110,8 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     bootstrap: onOff(env, 'QUETZAL_BOOTSTRAP', true),
     consoleLogMb: positiveDecimal(env, 'CONSOLE_LOG_MB', 50, 1_048_576),
     restoreMaxEntries: integer(env, 'RESTORE_MAX_ENTRIES', 1_000_000, 1, 1_000_000_000),
+    containment: containmentMode(env),
+    // Never 0: a confined process must not be root.
+    serverUid: integer(env, 'SERVER_UID', 988, 1, 2_147_483_646),
   });
 }

@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { BackgroundJobs } from './background.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import { recordProcessEvents } from './modules/servers/process-events.js';
 import type { LocalDaemon } from './daemon/local/local-daemon.js';
 import type { DatabaseHandle } from './db/database.js';
 import { startActivityPruner } from './modules/activity/activity.pruner.js';
@@ -57,7 +58,11 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   let scheduler: SchedulerHandle | undefined;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
-  const extras: Stoppable[] = [startFileOperationRecovery({ db: database.db, clock, daemon }, logger)];
+  const extras: Stoppable[] = [
+    startFileOperationRecovery({ db: database.db, clock, daemon }, logger),
+    // Before any start, so no out-of-memory kill of this instance's servers goes unlogged.
+    { stop: recordProcessEvents({ db: database.db, clock, daemon }, logger) },
+  ];
 
   let stopped: Promise<void> | undefined;
   const shutdown = async () => {

@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
 import { ConfigError, loadConfig, readEnvironment, type Config } from '../config.js';
-import { LocalDaemon } from '../daemon/local/local-daemon.js';
+import { ContainmentUnavailableError, resolveContainment, type ContainerRuntime } from '../daemon/local/container/container-runtime.js';
+import { LocalDaemon, localDaemonPaths } from '../daemon/local/local-daemon.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { PRIVATE_DIR_MODE, preparePrivateDataDir } from '../private-files.js';
@@ -184,7 +186,28 @@ async function runAdminCommand(command: CliCommand, options: CliOptions, opts: R
 
 async function runService(command: ServiceCommand, options: CliOptions, opts: RunCliOptions): Promise<void> {
   const { config, database, logger } = await openContext(opts, true);
-  const daemon = new LocalDaemon(config.dataDir, { logger, consoleLogBytes: config.consoleLogMb * 1024 * 1024 });
+  let containers: ContainerRuntime | null;
+  try {
+    containers = await resolveContainment(
+      {
+        mode: config.containment,
+        uid: config.serverUid,
+        dataDir: config.dataDir,
+        runDir: localDaemonPaths(config.dataDir).run,
+        hiddenPaths: [path.join(process.cwd(), '.env')],
+      },
+      logger,
+    );
+  } catch (err) {
+    await database.close().catch(() => {});
+    if (err instanceof ContainmentUnavailableError) throw new CliError(err.message);
+    throw err;
+  }
+  logger.info(
+    { containment: containers ? 'on' : 'off', ...(containers ? { serverUid: containers.uid } : {}) },
+    containers ? 'server processes run in containers' : 'server processes run unconfined',
+  );
+  const daemon = new LocalDaemon(config.dataDir, { logger, consoleLogBytes: config.consoleLogMb * 1024 * 1024, containers });
   const stop = opts.stop ?? stopOnSignals(logger);
   try {
     const ctx: ServiceContext = { config, database, daemon, clock: opts.clock ?? systemClock, logger };

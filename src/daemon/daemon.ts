@@ -94,5 +94,7 @@ export interface Daemon {
   /** Deletes paths relative to the volume; never anything outside it. */
   deleteFiles(server: DaemonServer, paths: string[]): Promise<void>;
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void;
+  /** Told when the kernel killed a server this daemon runs for using more memory than its limit (SPEC 10). */
+  onOutOfMemory(listener: (serverUuid: string) => void): () => void;
   close(): Promise<void>;
 }

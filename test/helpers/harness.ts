@@ -7,6 +7,7 @@ import { buildApp, type AppDeps } from '../../src/app.js';
 import { BackgroundJobs } from '../../src/background.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { LocalDaemon } from '../../src/daemon/local/local-daemon.js';
+import { testContainment } from './containment.js';
 import type { TestDatabase, TestDatabaseHandle } from './databases.js';
 import { Factories } from './factories.js';
 
@@ -55,7 +56,7 @@ export function useHarness(database: TestDatabase, env: Record<string, string> =
       ...env,
     });
     const clock = new TestClock();
-    const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500 });
+    const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: await testContainment(dataDir) });
     await daemon.start();
     const jobs = new BackgroundJobs({ error: () => {} });
     const deps: AppDeps = { db: db.db, dialect: db.dialect, config, clock, daemon, jobs };

@@ -1,13 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 import type { ServerRow } from '../../src/db/schema.js';
 import { describeEachDatabase } from '../helpers/databases.js';
+import { ECHO_STARTUP } from '../helpers/containment.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
-
-const ECHO_SERVER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/echo-server.mjs');
-const ECHO_STARTUP = `node ${ECHO_SERVER}`;
 
 /** Polls until `check` holds (real child processes take a moment), failing after `timeoutMs`. */
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {

@@ -10,6 +10,7 @@ import { BackgroundJobs } from '../../src/background.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { LocalDaemon } from '../../src/daemon/local/local-daemon.js';
+import { testContainment } from '../helpers/containment.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import type { ScheduleRow, ServerRow } from '../../src/db/schema.js';
 import { startScheduler, type SchedulerDeps, type SchedulerHandle } from '../../src/scheduler/scheduler.js';
@@ -18,8 +19,7 @@ import { Factories } from '../helpers/factories.js';
 import { TestClock } from '../helpers/harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const ECHO_SERVER = path.join(ROOT, 'test/fixtures/echo-server.mjs');
-export const ECHO_STARTUP = `node ${ECHO_SERVER}`;
+export { ECHO_STARTUP } from '../helpers/containment.js';
 
 export interface SchedulerHarness {
   app: FastifyInstance;
@@ -57,7 +57,7 @@ export function useSchedulerHarness(database: TestDatabase, env: Record<string, 
       ...env,
     });
     const clock = new TestClock();
-    const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500 });
+    const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: await testContainment(dataDir) });
     await daemon.start();
     const jobs = new BackgroundJobs({ error: () => {} });
     const deps: AppDeps = { db: db.db, dialect: db.dialect, config, clock, daemon, jobs };

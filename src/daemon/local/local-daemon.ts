@@ -19,7 +19,11 @@ import { restoreArchive } from './archive/restore.js';
 import { ConsoleBusyError, ProcessSupervisor, ServerNotRunningError, NoStartupCommandError } from './process/supervisor.js';
 import { discardFolder, settleRestoreFolder } from './restore/recover-restore.js';
 import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
+import { ContainerLauncher } from './container/container-launcher.js';
+import type { ContainerRuntime } from './container/container-runtime.js';
+import { silentLogger } from './process/supervisor-options.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
+import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { measureDiskUsage } from './volume/disk-usage.js';
 
 export { resolveInsideVolume } from './volume/delete-paths.js';
@@ -44,6 +48,8 @@ export function localDaemonPaths(dataDir: string): LocalDaemonPaths {
 export class LocalDaemon implements Daemon {
   readonly paths: LocalDaemonPaths;
   private readonly processes: ProcessSupervisor;
+  /** Set when server processes run confined (SPEC 10): their volumes belong to its uid. */
+  private readonly containers: ContainerRuntime | null;
 
   constructor(
     dataDir: string,
@@ -52,12 +58,17 @@ export class LocalDaemon implements Daemon {
       /** CONSOLE_LOG_MB in bytes: where `logs/<uuid>.log` is rotated (default 50 MiB). */
       consoleLogBytes?: number;
       logger?: ConstructorParameters<typeof ProcessSupervisor>[0]['logger'];
+      /** From resolveContainment(): run each server in a container (SPEC 10); null or absent = unconfined. */
+      containers?: ContainerRuntime | null;
     } = {},
   ) {
     this.paths = localDaemonPaths(dataDir);
+    this.containers = opts.containers ?? null;
+    const logger = opts.logger ?? silentLogger;
     this.processes = new ProcessSupervisor({
       logDir: this.paths.logs,
       runDir: this.paths.run,
+      ...(this.containers ? { launcher: new ContainerLauncher(this.containers, this.paths.run, logger) } : {}),
       ...(opts.stopGraceMs !== undefined ? { stopGraceMs: opts.stopGraceMs } : {}),
       ...(opts.consoleLogBytes !== undefined ? { consoleLogBytes: opts.consoleLogBytes } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
@@ -85,13 +96,29 @@ export class LocalDaemon implements Daemon {
       startup: server.startup,
       stopCommand: server.stopCommand,
       volumeDir: this.volumeDir(server.uuid),
+      ...(server.limits ? { limits: server.limits } : {}),
     };
   }
 
   async prepareVolume(server: DaemonServer): Promise<void> {
     // volumes/ may not exist yet (a first start creates its server before start()): private like its siblings.
     await fs.mkdir(this.paths.volumes, { recursive: true, mode: PRIVATE_DIR_MODE });
-    await fs.mkdir(this.volumeDir(server.uuid), { recursive: true });
+    const volume = this.volumeDir(server.uuid);
+    await fs.mkdir(volume, { recursive: true });
+    // A confined server runs as SERVER_UID and must own its files; a volume from before containment is given to it whole.
+    if (this.containers && !ownedBy(volume, this.containers.uid)) {
+      await chownTree(volume, this.containers.uid, this.containers.uid);
+    }
+  }
+
+  /** Who restored files belong to: the confined servers' uid, or the service's user. */
+  private volumeOwner(): { uid: number; gid: number } | undefined {
+    return this.containers ? { uid: this.containers.uid, gid: this.containers.uid } : undefined;
+  }
+
+  /** Told when the kernel killed a server for using more memory than its limit (SPEC 10). */
+  onOutOfMemory(listener: (serverUuid: string) => void): () => void {
+    return this.processes.onOutOfMemory(listener);
   }
 
   async state(server: DaemonServer): Promise<ServerState> {
@@ -120,7 +147,7 @@ export class LocalDaemon implements Daemon {
   }
 
   get containment(): 'on' | 'off' {
-    return 'off';
+    return this.processes.confined ? 'on' : 'off';
   }
 
   async resources(server: DaemonServer): Promise<ServerResources> {
@@ -186,6 +213,7 @@ export class LocalDaemon implements Daemon {
       truncate: options.truncate,
       ...(options.maxEntries !== undefined ? { limits: { maxEntries: options.maxEntries } } : {}),
       ...(options.restoreId !== undefined ? { folder: this.restoreFolder(options.restoreId) } : {}),
+      ...(this.volumeOwner() ? { owner: this.volumeOwner() } : {}),
     });
   }
 

@@ -31,6 +31,8 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:power.kill': [],
   'server:console.command': ['command'],
   'server:file.delete': ['files'],
+  // SPEC 10: the kernel killed the server's process for using more memory than its limit.
+  'server:process.oom': [],
 };
 const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 

@@ -12,6 +12,7 @@ import type { ExtractLimits } from './extract/bounds.js';
 import { extractArchive } from './extract/extract-archive.js';
 import { crashPoint, crashPointArmed } from '../../../crash-point.js';
 import { moveIntoVolume, newMerge } from '../restore/move-into-volume.js';
+import { chownTree } from '../volume/volume-owner.js';
 import { discardFolder } from '../restore/recover-restore.js';
 import { restoreFolder, writeJournal, type RestoreFolder } from '../restore/restore-folder.js';
 import { flushWhileStaging, syncFileSystem } from '../restore/sync-filesystem.js';
@@ -63,6 +64,8 @@ export async function restoreArchive(opts: {
   folder?: RestoreFolder;
   /** Bounds on what the archive may expand to (docs/RESTORE.md "Bounded restores"). */
   limits?: ExtractLimits;
+  /** Who the restored files belong to (a confined server's uid, SPEC 10); absent = the service's user. */
+  owner?: { uid: number; gid: number };
 }): Promise<void> {
   const volumeDir = path.resolve(opts.volumeDir);
   const expected = opts.expectedSha1 === null ? null : normaliseSha1(opts.expectedSha1);
@@ -77,7 +80,7 @@ export async function restoreArchive(opts: {
       }
     }
     const folder = opts.folder ?? restoreFolder(path.dirname(volumeDir), `${path.basename(volumeDir)}-${randomSuffix()}`);
-    await stageAndMove(archive, volumeDir, opts.truncate, folder, opts.limits ?? {});
+    await stageAndMove(archive, volumeDir, opts.truncate, folder, opts.limits ?? {}, opts.owner);
     if (!opts.folder) await discardFolder(folder).catch(() => undefined);
   } finally {
     await archive.close();
@@ -90,6 +93,7 @@ async function stageAndMove(
   truncate: boolean,
   folder: RestoreFolder,
   limits: ExtractLimits,
+  owner: { uid: number; gid: number } | undefined,
 ): Promise<void> {
   // Beside the volume, so every move into it is a rename on one file system.
   try {
@@ -113,6 +117,8 @@ async function stageAndMove(
       stopFlushing();
       stopWatching();
     }
+    // In the staging folder, which only the service can reach: the server gets files it can change.
+    if (owner) await chownTree(folder.staged, owner.uid, owner.gid);
     // Every staged file on disk before the journal says the move has begun.
     await syncFileSystem(folder.staged);
     crashPoint('restore-staged');

@@ -18,10 +18,22 @@ const CPU_PERIOD_US = 100_000;
  * 3 keeps the console FIFO open for writing (stdin never reads EOF while the
  * container lives), 4 is the status file, 5 the exit FIFO; the startup
  * command gets none of them. As PID 1 it ignores SIGTERM (no handler), so
- * stop signals go to every process (`runc kill --all`) and it outlives the
+ * stop signals go to every process (`signalRecorded`) and it outlives the
  * server long enough to write the status.
+ *
+ * When the startup command was ended by a stop signal (SIGHUP, SIGINT,
+ * SIGTERM: 129, 130, 143), whatever it started was asked to stop too and gets
+ * its time to finish (a server saving its world while its shell is already
+ * gone): the first process stays while any other process is left (its own
+ * /proc lists only the container's processes; waiting for `sleep` also reaps
+ * the orphans it inherits), bounded by the service's grace timer, which
+ * SIGKILLs it. Ended any other way, the first process ends at once, and the
+ * kernel ends everything left in the container with it. The same rules as a
+ * plain process group's (supervisor.ts, `afterExit`).
  */
-export const INIT_SCRIPT = 'sh -c "$1" 3>&- 4>&- 5>&-; echo "$?" >&4';
+export const INIT_SCRIPT =
+  'sh -c "$1" 3>&- 4>&- 5>&-; s=$?; echo "$s" >&4; ' +
+  'case $s in 129|130|143) while set -- /proc/[0-9]*; [ $# -gt 1 ]; do sleep 0.1; done ;; esac';
 
 /** Game servers (Java above all) keep many files and sockets open; 1024 is too few for a busy one. */
 const NOFILE_LIMIT = 65_536;

@@ -11,7 +11,8 @@ import { ConsoleBusyError, ServerNotRunningError } from './errors.js';
 import { ownerAlive } from './owner.js';
 import type { PidFiles } from './pid-files.js';
 import { isSpawned } from './pid-record.js';
-import { endGroup, signalGroup } from './process-group.js';
+import type { ServerLauncher } from './launcher.js';
+import { endGroup, signalRecorded } from './process-group.js';
 import type { StateEvents } from './state-events.js';
 import { stopRequest } from './stop-request.js';
 import type { ProcessLogger } from './supervisor-options.js';
@@ -31,6 +32,7 @@ export class ForeignProcesses {
     private readonly log: ProcessLogger,
     /** The supervisor's view of a server's state, told to listeners once a halt is over. */
     private readonly stateOf: (serverUuid: string) => ServerState,
+    private readonly launcher: ServerLauncher,
   ) {}
 
   isHalting(serverUuid: string): boolean {
@@ -59,7 +61,7 @@ export class ForeignProcesses {
     if (halts === 0) this.events.emit(serverUuid, 'stopping');
     try {
       if (how === 'kill') {
-        await endGroup(record, 0, () => signalGroup(record.pgid, 'SIGKILL'));
+        await endGroup(record, 0, () => signalRecorded(record, 'SIGKILL'));
       } else {
         const request = stopRequest(how.stopCommand);
         const outcome = await endGroup(record, this.stopGraceMs, async () => {
@@ -71,7 +73,7 @@ export class ForeignProcesses {
               this.log.warn({ err, ...logged }, "could not write the stop command to the server's console; sending SIGTERM");
             }
           }
-          signalGroup(record.pgid, 'signal' in request ? request.signal : 'SIGTERM');
+          signalRecorded(record, 'signal' in request ? request.signal : 'SIGTERM');
         });
         if (outcome === 'killed') {
           this.log.warn({ ...logged, graceMs: this.stopGraceMs }, 'server process did not stop in time; killed it');
@@ -86,8 +88,11 @@ export class ForeignProcesses {
         this.events.emit(serverUuid, this.stateOf(serverUuid));
       }
     }
-    // A live owner removes its pid file itself once it sees its process exit.
-    if (!ownerAlive(record.owner)) await this.pidFiles.remove(serverUuid, raw);
+    // A live owner removes its pid file (and container) itself once it sees its process exit.
+    if (!ownerAlive(record.owner)) {
+      if (record.container) await this.launcher.release(serverUuid, record);
+      await this.pidFiles.remove(serverUuid, raw);
+    }
   }
 
   async sendCommand(serverUuid: string, line: string): Promise<void> {

@@ -1,8 +1,7 @@
 /** A server process this supervisor spawned, and what can be done to it without the supervisor's bookkeeping. */
-import type { ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { ServerState } from '../../daemon.js';
-import { REAP_KILL_WAIT_MS, groupAlive, signalGroup } from './process-group.js';
+import { REAP_KILL_WAIT_MS, groupAlive, signalRecorded, type RecordedGroup } from './process-group.js';
 import { stopRequest } from './stop-request.js';
 import type { ProcessLogger, SupervisedServer } from './supervisor-options.js';
 import { pollDelay, sleep } from './waiting.js';
@@ -11,9 +10,12 @@ export type LiveState = Exclude<ServerState, 'offline'>;
 
 export interface ManagedProcess {
   readonly target: SupervisedServer;
-  readonly child: ChildProcess;
-  /** Also the process group id: a detached child is the leader of its own session and group. */
+  /** Also the process group id: a detached child (or a container's first process) leads its own session and group. */
   readonly pid: number;
+  /** The runc container it is the first process of, or null (launcher.ts). */
+  readonly container: string | null;
+  /** When it was started (Date.now()), for `/resources`' uptime. */
+  readonly startedAt: number;
   /** Our end of the process's standard input (a FIFO's write end, or Node's socket when no FIFO could be made). */
   readonly stdin: Writable | null;
   /** What the pid file holds now (the claim, then the full record): it is only removed while it still holds that. */
@@ -40,7 +42,12 @@ export function requestStop(proc: ManagedProcess, stopCommand: string | null): v
     stdin.write(`${request.line}\n`);
     return;
   }
-  signalGroup(proc.pid, 'signal' in request ? request.signal : 'SIGTERM');
+  signalRecorded(recordOf(proc), 'signal' in request ? request.signal : 'SIGTERM');
+}
+
+/** What signalRecorded needs to reach every process of ours. */
+export function recordOf(proc: ManagedProcess): RecordedGroup {
+  return { pid: proc.pid, pgid: proc.pid, startTime: null, container: proc.container };
 }
 
 /**
@@ -65,7 +72,7 @@ export function killAfterGrace(proc: ManagedProcess, graceMs: number, log: Proce
 export function killGroup(proc: ManagedProcess, log: ProcessLogger): void {
   proc.killedAt = Date.now();
   try {
-    signalGroup(proc.pid, 'SIGKILL');
+    signalRecorded(recordOf(proc), 'SIGKILL');
   } catch (err) {
     log.error({ err, serverUuid: proc.target.uuid, pid: proc.pid }, 'could not kill server process');
   }

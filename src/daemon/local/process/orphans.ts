@@ -4,7 +4,8 @@ import path from 'node:path';
 import { errnoCode } from './helpers.js';
 import { ownerAlive } from './owner.js';
 import { examinePidFile, isSpawned } from './pid-record.js';
-import { endGroup, signalGroup } from './process-group.js';
+import type { ServerLauncher } from './launcher.js';
+import { endGroup, signalRecorded } from './process-group.js';
 import type { ProcessLogger } from './supervisor-options.js';
 import { isRecent, readText, removeIfUnchanged } from './text-files.js';
 
@@ -23,7 +24,7 @@ const LEFTOVER_FILE_NAME = /^[A-Za-z0-9_-]+\.(?:[0-9a-f]+\.fifo|pid\.[0-9a-f]+\.
  * deletes their pid files, so that afterwards every server process running
  * is owned by a live instance. Processes of live instances are left alone.
  */
-export async function reapOrphans(runDir: string, stopGraceMs: number, log: ProcessLogger): Promise<void> {
+export async function reapOrphans(runDir: string, stopGraceMs: number, log: ProcessLogger, launcher: ServerLauncher): Promise<void> {
   let names: string[];
   try {
     names = await fs.readdir(runDir);
@@ -45,13 +46,14 @@ export async function reapOrphans(runDir: string, stopGraceMs: number, log: Proc
     const match = PID_FILE_NAME.exec(name);
     return match?.[1] ? [{ serverUuid: match[1], file: path.join(runDir, name), temporary: match[3] !== undefined }] : [];
   });
-  await Promise.all(pidFiles.map((pidFile) => reapPidFile(pidFile, stopGraceMs, log)));
+  await Promise.all(pidFiles.map((pidFile) => reapPidFile(pidFile, stopGraceMs, log, launcher)));
 }
 
 async function reapPidFile(
   { serverUuid, file, temporary }: { serverUuid: string; file: string; temporary: boolean },
   stopGraceMs: number,
   log: ProcessLogger,
+  launcher: ServerLauncher,
 ): Promise<void> {
   const raw = await readText(file);
   if (raw === null) return; // removed meanwhile
@@ -69,9 +71,17 @@ async function reapPidFile(
       'stopping a server process left behind by a previous run',
     );
     try {
-      await endGroup(record, Math.min(stopGraceMs, MAX_REAP_GRACE_MS), () => signalGroup(record.pgid, 'SIGTERM'));
+      await endGroup(record, Math.min(stopGraceMs, MAX_REAP_GRACE_MS), () => signalRecorded(record, 'SIGTERM'));
     } catch (err) {
       log.error({ err, serverUuid, pid: record.pid }, 'could not stop a left-over server process');
+      return; // keep the file: the daemon's next start tries again
+    }
+  }
+  if (found && isSpawned(found.record) && found.record.container) {
+    try {
+      await launcher.release(serverUuid, found.record);
+    } catch (err) {
+      log.error({ err, serverUuid }, 'could not remove a left-over container');
       return; // keep the file: the daemon's next start tries again
     }
   }

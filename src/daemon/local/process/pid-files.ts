@@ -30,6 +30,7 @@ export interface Claim {
 /** What `record` needs of a spawned process: the pid file's text is kept on it, to remove the file only while it still holds that. */
 export interface RecordedProcess {
   readonly pid: number;
+  readonly container: string | null;
   readonly target: { readonly uuid: string };
   pidFile: string;
 }
@@ -80,6 +81,7 @@ export class PidFiles {
       startedAt: new Date().toISOString(),
       owner: thisInstance(),
       token: randomToken(),
+      container: null,
     };
     const text = serializePidRecord(record);
     const temporary = `${file}.${record.token}.tmp`;
@@ -127,6 +129,7 @@ export class PidFiles {
       pid: proc.pid,
       pgid: proc.pid,
       startTime: await readStartTime(proc.pid),
+      container: proc.container,
       startedAt: new Date().toISOString(),
     };
     const text = serializePidRecord(record);

@@ -2,6 +2,9 @@
 import { ownerAlive, type OwnerRecord } from './owner.js';
 import { isSignallableId, recordedGroupAliveSync } from './process-group.js';
 
+/** What containerId() makes: a pid file naming anything else is not ours. */
+const CONTAINER_ID = /^quetzal-[A-Za-z0-9][\w.+-]{0,100}$/;
+
 /** The contents of `<runDir>/<uuid>.pid`. */
 export interface PidRecord {
   /** Null in a claim: the file is created before the process is spawned, so that two instances never both spawn it. */
@@ -15,6 +18,8 @@ export interface PidRecord {
   owner: OwnerRecord | null;
   /** Random, per start: two claims never have the same contents. */
   token: string;
+  /** The runc container the process is the first process of (SPEC 10); null for a plain process group. */
+  container: string | null;
 }
 
 /** A pid file that names a process (not a mere claim). */
@@ -54,7 +59,8 @@ export function isSpawned(record: PidRecord): record is SpawnedRecord {
 
 function parsePidRecord(value: unknown): PidRecord | null {
   if (typeof value !== 'object' || value === null) return null;
-  const { pid, pgid, startTime, command, startedAt, owner, token } = value as Record<string, unknown>;
+  const { pid, pgid, startTime, command, startedAt, owner, token, container } = value as Record<string, unknown>;
+  if (container !== undefined && container !== null && (typeof container !== 'string' || !CONTAINER_ID.test(container))) return null;
   const parsedOwner = parseOwner(owner);
   if (owner !== undefined && owner !== null && !parsedOwner) return null;
   const claimed = pid === null && pgid === null && parsedOwner !== null;
@@ -68,6 +74,7 @@ function parsePidRecord(value: unknown): PidRecord | null {
     startedAt: typeof startedAt === 'string' ? startedAt : '',
     owner: parsedOwner,
     token: typeof token === 'string' ? token : '',
+    container: typeof container === 'string' ? container : null,
   };
 }
 

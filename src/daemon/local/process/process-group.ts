@@ -81,6 +81,55 @@ export interface RecordedGroup {
   readonly pid: number;
   readonly pgid: number;
   readonly startTime: string | null;
+  /**
+   * The runc container the leader is the first process of (SPEC 10), or null
+   * for a plain process group. Absent in pid files from before containment.
+   */
+  readonly container?: string | null;
+}
+
+/**
+ * Signals every process of the server a pid file records: its process group,
+ * or, for a container, every process in the container's PID namespace (a
+ * process there may have left the group with setsid). SIGKILL to a
+ * container's first process is enough: the kernel ends its whole PID
+ * namespace with it. A leader that is gone or recycled is left alone (its
+ * namespace is gone with it).
+ */
+export function signalRecorded(record: RecordedGroup, signal: NodeJS.Signals): void {
+  if (!record.container) return signalGroup(record.pgid, signal);
+  if (!isSignallableId(record.pid)) throw new Error(`refusing to signal process ${record.pid}`);
+  if (leaderStatus(record) !== 'alive') return;
+  if (signal === 'SIGKILL') return signalProcess(record.pid, signal);
+  signalNamespace(record.pid, signal);
+}
+
+/** Every process that shares `leader`'s PID namespace, the leader too (a namespace's first process ignores what it has no handler for). */
+function signalNamespace(leader: number, signal: NodeJS.Signals): void {
+  let namespace: string;
+  try {
+    namespace = fsSync.readlinkSync(`/proc/${leader}/ns/pid`);
+  } catch {
+    return; // gone meanwhile
+  }
+  for (const entry of fsSync.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let other: string;
+    try {
+      other = fsSync.readlinkSync(`/proc/${entry}/ns/pid`);
+    } catch {
+      continue;
+    }
+    if (other === namespace) signalProcess(Number(entry), signal);
+  }
+}
+
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    if (errnoCode(err) !== 'ESRCH') throw err;
+  }
 }
 
 /**
@@ -122,7 +171,7 @@ export async function endGroup(
   const ended = async () => !(await recordedGroupAlive(record));
   await ask();
   if (await waitUntil(ended, graceMs)) return 'stopped';
-  signalGroup(record.pgid, 'SIGKILL');
+  signalRecorded(record, 'SIGKILL');
   if (!(await waitUntil(ended, REAP_KILL_WAIT_MS))) {
     throw new Error(`process group ${record.pgid} is still there after SIGKILL`);
   }

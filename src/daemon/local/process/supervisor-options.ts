@@ -1,4 +1,5 @@
-import type { ServerState } from '../../daemon.js';
+import type { ServerLimits, ServerState } from '../../daemon.js';
+import type { ServerLauncher } from './launcher.js';
 import { noop } from './helpers.js';
 
 /** The part of a pino logger the supervisor uses (pino's and Fastify's loggers both fit). */
@@ -15,6 +16,8 @@ export interface SupervisedServer {
   readonly stopCommand: string | null;
   /** The folder the process runs in; it must exist. */
   readonly volumeDir: string;
+  /** Applied by a confining launcher (SPEC 10); absent = none. */
+  readonly limits?: ServerLimits;
 }
 
 export interface ProcessSupervisorOptions {
@@ -29,6 +32,8 @@ export interface ProcessSupervisorOptions {
   /** How often a running server's log size is checked (default 1 s). */
   consoleLogCheckMs?: number;
   logger?: ProcessLogger;
+  /** How processes are run: a plain process group (the default) or a container (SPEC 10). */
+  launcher?: ServerLauncher;
 }
 
 export type StateListener = (serverUuid: string, state: ServerState) => void;

@@ -1,9 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Writable } from 'node:stream';
 import type { ServerState } from '../../daemon.js';
-import { closeQuietly, closeStdinPipe, consoleBacklog, openStdinPipe, queueConsoleLine } from './console.js';
+import { consoleBacklog, queueConsoleLine } from './console.js';
 import {
   DEFAULT_CONSOLE_LOG_BYTES,
   DEFAULT_CONSOLE_LOG_CHECK_MS,
@@ -14,12 +12,23 @@ import {
 import { NoStartupCommandError, ServerNotRunningError, shuttingDown, startFailure } from './errors.js';
 import { ForeignProcesses } from './foreign-processes.js';
 import { noop } from './helpers.js';
-import { groupEnded, killAfterGrace, killGroup, requestStop, type LiveState, type ManagedProcess } from './managed-process.js';
+import { GroupLauncher } from './group-launcher.js';
+import type { LaunchedProcess, ServerLauncher, UsageSample } from './launcher.js';
+import {
+  groupEnded,
+  killAfterGrace,
+  killGroup,
+  recordOf,
+  requestStop,
+  type LiveState,
+  type ManagedProcess,
+} from './managed-process.js';
 import { reapOrphans } from './orphans.js';
 import { PidFiles, type Claim } from './pid-files.js';
 import { PowerQueue } from './power-queue.js';
 import { groupAlive } from './process-group.js';
-import { assertDirectory, spawnServerProcess, whenSpawned } from './spawn-server.js';
+import { isSpawned } from './pid-record.js';
+import { assertDirectory } from './spawn-server.js';
 import { StateEvents } from './state-events.js';
 import {
   assertSafeUuid,
@@ -33,6 +42,10 @@ import {
 // The supervisor's whole public face, so that callers need this one module.
 export { ConsoleBusyError, NoStartupCommandError, ServerNotRunningError } from './errors.js';
 export type { ProcessLogger, ProcessSupervisorOptions, StateListener, SupervisedServer } from './supervisor-options.js';
+export type { ServerLauncher, UsageSample } from './launcher.js';
+
+/** The console line a server killed by the kernel's OOM killer leaves in its log (SPEC 10). */
+export const OUT_OF_MEMORY_LINE = 'server killed: out of memory';
 
 /**
  * The local daemon's process supervisor (SPEC 7): one child process per server
@@ -104,6 +117,8 @@ export class ProcessSupervisor {
   private readonly queue = new PowerQueue();
   private readonly events: StateEvents;
   private readonly foreign: ForeignProcesses;
+  private readonly launcher: ServerLauncher;
+  private readonly outOfMemoryListeners = new Set<(serverUuid: string) => void>();
   private closing = false;
 
   constructor(options: ProcessSupervisorOptions) {
@@ -113,9 +128,10 @@ export class ProcessSupervisor {
     this.consoleLogBytes = options.consoleLogBytes ?? DEFAULT_CONSOLE_LOG_BYTES;
     this.consoleLogCheckMs = options.consoleLogCheckMs ?? DEFAULT_CONSOLE_LOG_CHECK_MS;
     this.log = options.logger ?? silentLogger;
+    this.launcher = options.launcher ?? new GroupLauncher(this.runDir, this.log);
     this.pidFiles = new PidFiles(this.runDir, this.log);
     this.events = new StateEvents(this.log);
-    this.foreign = new ForeignProcesses(this.pidFiles, this.events, this.stopGraceMs, this.log, (uuid) => this.state(uuid));
+    this.foreign = new ForeignProcesses(this.pidFiles, this.events, this.stopGraceMs, this.log, (uuid) => this.state(uuid), this.launcher);
   }
 
   /**
@@ -135,6 +151,35 @@ export class ProcessSupervisor {
     if (proc) return proc.pid;
     const found = this.pidFiles.readSync(serverUuid);
     return found?.state === 'running' ? (found.record.pid ?? undefined) : undefined;
+  }
+
+  /** Whether processes run confined (SPEC 10). */
+  get confined(): boolean {
+    return this.launcher.confined;
+  }
+
+  /**
+   * Memory and CPU time the server's processes use now, and when they were
+   * started; null when none runs. Another instance's server is read through
+   * its pid file.
+   */
+  usage(serverUuid: string): (UsageSample & { startedAt: number }) | null {
+    const proc = this.processes.get(serverUuid);
+    if (proc) {
+      const sample = this.launcher.usage(serverUuid, recordOf(proc));
+      return sample && { ...sample, startedAt: proc.startedAt };
+    }
+    const found = this.pidFiles.readSync(serverUuid);
+    if (found?.state !== 'running' || !isSpawned(found.record)) return null;
+    const sample = this.launcher.usage(serverUuid, found.record);
+    const startedAt = Date.parse(found.record.startedAt);
+    return sample && { ...sample, startedAt: Number.isNaN(startedAt) ? Date.now() : startedAt };
+  }
+
+  /** Told when the kernel killed one of our servers for using more memory than its limit (SPEC 10). */
+  onOutOfMemory(listener: (serverUuid: string) => void): () => void {
+    this.outOfMemoryListeners.add(listener);
+    return () => this.outOfMemoryListeners.delete(listener);
   }
 
   /** Resolves once the process has spawned; a no-op when it is already running, here or under another instance. */
@@ -215,7 +260,9 @@ export class ProcessSupervisor {
    * is owned by a live instance. Processes of live instances are left alone.
    */
   async reapOrphans(): Promise<void> {
-    await reapOrphans(this.runDir, this.stopGraceMs, this.log);
+    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher);
+    // What no pid file accounts for: a crash between starting a container and writing its pid file.
+    await this.launcher.sweep((serverUuid) => this.processes.has(serverUuid) || this.pidFiles.readSync(serverUuid) !== null);
   }
 
   private async launch(target: SupervisedServer): Promise<void> {
@@ -241,69 +288,43 @@ export class ProcessSupervisor {
     await proc.recorded;
   }
 
-  /** Spawns the claimed server and tracks it; throws (nothing tracked) when it could not be spawned. */
+  /** Starts the claimed server and tracks it; throws (nothing tracked, nothing running) when it could not be started. */
   private async spawnTracked(target: SupervisedServer, startup: string, claim: Claim): Promise<ManagedProcess> {
     // The log of earlier runs counts toward the limit: it is appended to.
     await rotateConsoleLog(this.logPath(target.uuid), this.consoleLogBytes).catch((err: unknown) =>
       this.log.warn({ err, serverUuid: target.uuid }, 'could not rotate the console log'),
     );
-    const pipe = await openStdinPipe(this.runDir, target.uuid, this.log);
-    let logFile: fs.FileHandle;
+    let launched: LaunchedProcess;
     try {
-      logFile = await openConsoleLog(this.logPath(target.uuid));
+      const logFile = await openConsoleLog(this.logPath(target.uuid));
+      try {
+        launched = await this.launcher.launch(target, startup, logFile.fd);
+      } finally {
+        // The process writes to its own copy of the descriptor, straight into the file.
+        await logFile.close();
+      }
     } catch (err) {
-      closeStdinPipe(pipe);
       throw startFailure(target, err);
     }
-    let child: ChildProcess;
-    try {
-      child = spawnServerProcess(target, startup, pipe?.readFd, logFile.fd);
-    } catch (err) {
-      closeStdinPipe(pipe);
-      await logFile.close();
-      throw startFailure(target, err);
-    }
-    // From here to `track` everything is synchronous, so no 'error' or 'exit' event can be missed.
-    if (pipe) closeQuietly(pipe.readFd); // the child has its own copy
-    const spawned = whenSpawned(child);
-    child.on('error', (err) => this.log.error({ err, serverUuid: target.uuid }, 'server process error'));
-    const stdin = pipe ? pipe.writer : child.stdin;
-    stdin?.on('error', (err) => this.log.warn({ err, serverUuid: target.uuid }, 'server console write failed'));
-    const proc = child.pid === undefined ? undefined : this.track(target, child, child.pid, stdin, claim);
-    if (!proc) stdin?.destroy();
-    try {
-      // The child writes to its own copy of the descriptor, straight into the file.
-      await logFile.close();
-      await spawned;
-    } catch (err) {
-      proc?.markLaunched();
-      proc?.stopLogRotation();
-      throw startFailure(target, err);
-    }
-    if (!proc) throw startFailure(target, new Error('the process has no pid'));
-    return proc;
+    launched.stdin?.on('error', (err) => this.log.warn({ err, serverUuid: target.uuid }, 'server console write failed'));
+    return this.track(target, launched, claim);
   }
 
-  /** Registers a freshly spawned process: state `starting`, pid file, exit handling. */
-  private track(
-    target: SupervisedServer,
-    child: ChildProcess,
-    pid: number,
-    stdin: Writable | null,
-    claim: Claim,
-  ): ManagedProcess {
+  /** Registers a freshly started process: state `starting`, pid file, exit handling. */
+  private track(target: SupervisedServer, launched: LaunchedProcess, claim: Claim): ManagedProcess {
     let markLaunched = noop;
-    const launched = new Promise<void>((resolve) => (markLaunched = resolve));
+    const launchDone = new Promise<void>((resolve) => (markLaunched = resolve));
     const proc: ManagedProcess = {
       target,
-      child,
-      pid,
-      stdin,
+      pid: launched.pid,
+      container: launched.container,
+      startedAt: Date.now(),
+      stdin: launched.stdin,
       pidFile: claim.text,
       state: 'starting',
       recorded: Promise.resolve(),
       exited: Promise.resolve(),
-      launched,
+      launched: launchDone,
       markLaunched,
       killTimer: undefined,
       killedAt: undefined,
@@ -312,10 +333,7 @@ export class ProcessSupervisor {
       ),
     };
     proc.recorded = this.pidFiles.record(proc, claim.record);
-    const exit = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.once('exit', (code, signal) => resolve([code, signal])),
-    );
-    proc.exited = exit.then(([code, signal]) => this.afterExit(proc, code, signal));
+    proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(target.uuid, proc);
     this.events.emit(target.uuid, 'starting');
     return proc;
@@ -378,6 +396,7 @@ export class ProcessSupervisor {
     proc.stdin?.destroy();
     proc.stopLogRotation();
     clearTimeout(proc.killTimer);
+    await this.release(proc);
     if (this.processes.get(serverUuid) === proc) {
       this.processes.delete(serverUuid);
       this.events.emit(serverUuid, 'offline');
@@ -385,6 +404,29 @@ export class ProcessSupervisor {
     this.log.info({ serverUuid, pid: proc.pid, code, signal }, 'server process exited');
     await proc.recorded;
     await this.pidFiles.remove(serverUuid, proc.pidFile);
+  }
+
+  /** Removes what is left of the process (its container); reports an out-of-memory kill. Never throws. */
+  private async release(proc: ManagedProcess): Promise<void> {
+    const serverUuid = proc.target.uuid;
+    let outOfMemory = false;
+    try {
+      ({ outOfMemory } = await this.launcher.release(serverUuid, recordOf(proc)));
+    } catch (err) {
+      this.log.error({ err, serverUuid }, "could not remove the server's container; the next start or service start retries");
+    }
+    if (!outOfMemory) return;
+    this.log.warn({ serverUuid }, 'server process was killed: out of memory');
+    await fs.appendFile(this.logPath(serverUuid), `${OUT_OF_MEMORY_LINE}\n`).catch((err: unknown) =>
+      this.log.warn({ err, serverUuid }, 'could not write to the console log'),
+    );
+    for (const listener of this.outOfMemoryListeners) {
+      try {
+        listener(serverUuid);
+      } catch (err) {
+        this.log.error({ err, serverUuid }, 'an out-of-memory listener failed');
+      }
+    }
   }
 
   private setState(proc: ManagedProcess, state: LiveState): void {

@@ -1,0 +1,88 @@
+/**
+ * `CONTAINMENT=auto|on|off` (SPEC 10) decided once at start: whether server
+ * processes run in runc containers, and what every container of this service
+ * shares (runc, the cgroup hierarchy, the host's layout, the uid, what they
+ * must never see).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CgroupHierarchy } from './cgroup-hierarchy.js';
+import { detectContainment } from './containment-check.js';
+import { maskedHostPaths, type HostLayout } from './container-spec.js';
+import { inspectHostLayout } from './host-layout.js';
+import { Runc } from './runc.js';
+
+export type ContainmentMode = 'auto' | 'on' | 'off';
+
+export interface ContainerRuntime {
+  readonly runc: Runc;
+  readonly hierarchy: CgroupHierarchy;
+  readonly host: HostLayout;
+  /** SERVER_UID: the uid and gid confined processes run as. */
+  readonly uid: number;
+  /** Real host paths no container may see (DATA_DIR, the `.env` file). */
+  readonly hiddenPaths: readonly string[];
+}
+
+/** CONTAINMENT=on on a machine that cannot confine: the service refuses to start. */
+export class ContainmentUnavailableError extends Error {
+  constructor(reason: string) {
+    super(`CONTAINMENT=on, but server processes cannot be confined here: ${reason}`);
+    this.name = 'ContainmentUnavailableError';
+  }
+}
+
+export interface ContainmentSettings {
+  readonly mode: ContainmentMode;
+  readonly uid: number;
+  readonly dataDir: string;
+  /** Where runc keeps its state: the service's own `--root`. */
+  readonly runDir: string;
+  /** More host paths to hide (the `.env` file's). */
+  readonly hiddenPaths?: readonly string[];
+}
+
+export interface ContainmentWarner {
+  warn(obj: object, msg: string): void;
+}
+
+/** Null = run unconfined (`off`, or `auto` where the machine cannot confine: warned once). Throws for `on` without the means. */
+export async function resolveContainment(settings: ContainmentSettings, log: ContainmentWarner): Promise<ContainerRuntime | null> {
+  if (settings.mode === 'off') return null;
+  const runtime = await tryContainment(settings);
+  if ('runtime' in runtime) return runtime.runtime;
+  if (settings.mode === 'on') throw new ContainmentUnavailableError(runtime.reason);
+  log.warn(
+    { reason: runtime.reason },
+    'server processes run unconfined, as the service user, with no limits (CONTAINMENT=auto): see the README, "Containment"',
+  );
+  return null;
+}
+
+async function tryContainment(settings: ContainmentSettings): Promise<{ runtime: ContainerRuntime } | { reason: string }> {
+  if (settings.uid === process.getuid?.()) return { reason: `SERVER_UID ${settings.uid} is the service's own uid` };
+  const check = await detectContainment();
+  if (!check.available) return { reason: check.reason };
+  const host = inspectHostLayout(check.hierarchy);
+  const hiddenPaths = [settings.dataDir, ...(settings.hiddenPaths ?? [])].flatMap((hidden) => {
+    try {
+      return [fs.realpathSync(hidden)];
+    } catch {
+      return [];
+    }
+  });
+  try {
+    maskedHostPaths(hiddenPaths, host.systemDirs);
+  } catch (err) {
+    return { reason: (err as Error).message };
+  }
+  return {
+    runtime: {
+      runc: new Runc(check.runc, path.join(settings.runDir, 'runc')),
+      hierarchy: check.hierarchy,
+      host,
+      uid: settings.uid,
+      hiddenPaths,
+    },
+  };
+}
