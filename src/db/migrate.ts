@@ -8,6 +8,7 @@ import { activityMigration } from './migrations/002_activity.js';
 import { schedulerMigration } from './migrations/003_scheduler.js';
 import { changeGenerationsMigration } from './migrations/004_change_generations.js';
 import { fileOperationsMigration } from './migrations/005_file_operations.js';
+import { serverLimitsMigration } from './migrations/006_server_limits.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -17,6 +18,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '003_scheduler': schedulerMigration(handle.dialect),
     '004_change_generations': changeGenerationsMigration(handle.dialect),
     '005_file_operations': fileOperationsMigration(handle.dialect),
+    '006_server_limits': serverLimitsMigration(handle.dialect),
   };
 }
 

@@ -54,6 +54,11 @@ export interface ServerTable {
   volume_changes: Generated<number>;
   volume_changes_in_flight: Generated<number>;
   volume_change_lease_until: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** Migration 006: limits (SPEC 10, Pterodactyl's units), 0 = unlimited; pids null = the daemon's default. */
+  memory_mib: Generated<number>;
+  cpu_percent: Generated<number>;
+  disk_mib: Generated<number>;
+  pids: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface SubuserTable {

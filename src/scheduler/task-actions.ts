@@ -4,6 +4,7 @@ import { SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';
 import { createBackupAndWait, parseIgnored } from '../modules/backups/backups.service.js';
 import { deleteServerFiles } from '../modules/backups/volume-changes.js';
 import { findServerById } from '../modules/servers/servers.repository.js';
+import { serverLimits } from '../modules/servers/servers.service.js';
 import { deleteFilesPaths, POWER_SIGNALS } from '../modules/tasks/tasks.rules.js';
 import type { TaskRow } from '../db/schema.js';
 
@@ -45,7 +46,9 @@ async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promis
     case 'power': {
       const signal = task.payload as PowerSignal;
       if (!POWER_SIGNALS.includes(signal)) throw new TaskError(`"${task.payload}" is not a power signal.`);
-      await deps.daemon.power(target, signal);
+      // The limits as they are now (SPEC 10): a start applies them; the run's row does not carry them.
+      const row = await findServerById(deps.db, server.id);
+      await deps.daemon.power(row ? { ...target, limits: serverLimits(row) } : target, signal);
       return { event: `server:power.${signal}`, properties: {} };
     }
     case 'backup': {

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { AppDeps } from '../../src/deps.js';
 import type { ServerRow, ServerStatus, UserRow } from '../../src/db/schema.js';
+import { NO_LIMITS, type ServerLimits } from '../../src/daemon/daemon.js';
 import { createUser } from '../../src/modules/users/users.repository.js';
 import { createApiKey } from '../../src/modules/keys/keys.service.js';
 import { createServer } from '../../src/modules/servers/servers.service.js';
+import { ECHO_FILE, installEchoServer } from './containment.js';
 
 const unique = () => randomBytes(5).toString('hex');
 
@@ -35,7 +38,14 @@ export class Factories {
 
   async server(
     owner: UserRow,
-    opts: { name?: string; startup?: string; stopCommand?: string; backupLimit?: number; status?: ServerStatus } = {},
+    opts: {
+      name?: string;
+      startup?: string;
+      stopCommand?: string;
+      backupLimit?: number;
+      status?: ServerStatus;
+      limits?: Partial<ServerLimits>;
+    } = {},
   ): Promise<ServerRow> {
     const server = await createServer(this.deps.db, this.deps.daemon, {
       ownerId: owner.id,
@@ -43,8 +53,11 @@ export class Factories {
       startup: opts.startup ?? null,
       stopCommand: opts.stopCommand ?? null,
       ...(opts.backupLimit !== undefined ? { backupLimit: opts.backupLimit } : {}),
+      ...(opts.limits !== undefined ? { limits: { ...NO_LIMITS, ...opts.limits } } : {}),
       now: this.deps.clock.now(),
     });
+    // A server that runs the echo fixture has it in its volume, as a game server has its jar: a confined process sees nothing else.
+    if (opts.startup?.includes(ECHO_FILE)) installEchoServer(path.join(this.deps.config.dataDir, 'volumes', server.uuid));
     if (opts.status) await this.setStatus(server, opts.status);
     return { ...server, status: opts.status ?? null };
   }

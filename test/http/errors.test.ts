@@ -81,10 +81,11 @@ describeEachDatabase('error handling', (database) => {
     expect(doc.paths['/api/client/servers/{server}/schedules'].post.requestBody).toBeDefined();
   });
 
-  it('GET /health answers ok', async () => {
+  it('GET /health answers ok and says whether server processes run confined', async () => {
     const res = await h.request(null, { method: 'GET', url: '/health' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok' });
+    expect(res.json()).toEqual({ status: 'ok', containment: h.daemon.containment });
+    expect(['on', 'off']).toContain(h.daemon.containment);
   });
 });
 

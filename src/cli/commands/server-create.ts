@@ -1,4 +1,5 @@
 import { CliError, requireOption, type CliCommand } from '../command.js';
+import type { ServerLimits } from '../../daemon/daemon.js';
 import { COMMAND_MAX_BYTES } from '../../modules/tasks/tasks.rules.js';
 import { createServer } from '../../modules/servers/servers.service.js';
 import { characters, optionalOption, requireUser } from './lookups.js';
@@ -13,6 +14,37 @@ export function parseBackupLimit(value: string | undefined): number {
   return Number(value);
 }
 
+/** The largest value each limit flag takes (SPEC 10, Pterodactyl's units; 0 = unlimited). */
+const LIMIT_FLAGS = {
+  memory: { max: 2_147_483_647, unit: 'MiB' },
+  cpu: { max: 100_000, unit: 'percent of one core' },
+  disk: { max: 2_147_483_647, unit: 'MiB' },
+  // Linux's pid_max ceiling: no cgroup can hold more.
+  pids: { max: 4_194_304, unit: 'processes' },
+} as const;
+
+function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
+  const { max, unit } = LIMIT_FLAGS[flag];
+  if (!/^\d+$/.test(value) || Number(value) > max) {
+    throw new CliError(`--${flag} must be a whole number from 0 to ${max} (${unit}, 0 = unlimited), got "${value}"`);
+  }
+  return Number(value);
+}
+
+/** --memory, --cpu and --disk default to 0 (unlimited); --pids to null, the daemon's default (512 when confined). */
+export function parseLimits(options: { memory?: string; cpu?: string; disk?: string; pids?: string }): ServerLimits {
+  const orZero = (flag: 'memory' | 'cpu' | 'disk') => {
+    const value = options[flag];
+    return value === undefined ? 0 : parseLimitFlag(flag, value);
+  };
+  return {
+    memoryMiB: orZero('memory'),
+    cpuPercent: orZero('cpu'),
+    diskMiB: orZero('disk'),
+    pids: options.pids === undefined ? null : parseLimitFlag('pids', options.pids),
+  };
+}
+
 /** A line the daemon writes to the process's standard input: the same rule as a console command. */
 function checkStopCommand(line: string | undefined): void {
   if (line === undefined) return;
@@ -22,13 +54,16 @@ function checkStopCommand(line: string | undefined): void {
 }
 
 /**
- * `server:create --owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N]`
- * (CONTRACT.md). Without --startup the server has a volume but no process.
+ * `server:create --owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N]
+ * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]` (CONTRACT.md). Without --startup the
+ * server has a volume but no process. Limits are Pterodactyl's units (cpu 100 = one core),
+ * 0 = unlimited; without --pids the daemon chooses (512 when confined).
  */
 export const command: CliCommand = {
   name: 'server:create',
-  usage: '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N]',
-  valueOptions: ['owner', 'name', 'startup', 'stop-command', 'backup-limit'],
+  usage:
+    '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]',
+  valueOptions: ['owner', 'name', 'startup', 'stop-command', 'backup-limit', 'memory', 'cpu', 'disk', 'pids'],
   async run(ctx, options) {
     const ownerReference = requireOption(options, 'owner');
     const name = requireOption(options, 'name');
@@ -37,6 +72,12 @@ export const command: CliCommand = {
     const stopCommand = optionalOption(options, 'stop-command');
     checkStopCommand(stopCommand);
     const backupLimit = parseBackupLimit(optionalOption(options, 'backup-limit'));
+    const limits = parseLimits({
+      memory: optionalOption(options, 'memory'),
+      cpu: optionalOption(options, 'cpu'),
+      disk: optionalOption(options, 'disk'),
+      pids: optionalOption(options, 'pids'),
+    });
 
     const db = ctx.database.db;
     const owner = await requireUser(db, ownerReference);
@@ -48,6 +89,7 @@ export const command: CliCommand = {
         startup: startup ?? null,
         stopCommand: stopCommand ?? null,
         backupLimit,
+        limits,
         now: ctx.clock.now(),
       }),
     );

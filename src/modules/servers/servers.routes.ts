@@ -4,7 +4,7 @@ import { clientRoute } from '../../http/routes.js';
 import { paginatedList } from '../../http/envelopes.js';
 import { PageQuery, parsePageQuery } from '../../http/query.js';
 import { serverItem, statsItem } from './servers.transformer.js';
-import { listVisibleServers, serverState } from './servers.service.js';
+import { listVisibleServers, serverResources } from './servers.service.js';
 import { CommandBody, PowerBody } from './power.schemas.js';
 import { sendConsoleCommand, sendPowerSignal } from './power.service.js';
 
@@ -63,7 +63,7 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
   clientRoute(app, {
     method: 'GET',
     url: '/servers/:server/resources',
-    summary: "The server's process state",
-    handler: async (request) => statsItem(request.target.server, await serverState(deps, request.target.server)),
+    summary: "The server's state and what it uses: memory, CPU, disk, network, uptime",
+    handler: async (request) => statsItem(request.target.server, await serverResources(deps, request.target.server)),
   });
 }

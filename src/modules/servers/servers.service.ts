@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
-import type { Daemon, ServerState } from '../../daemon/daemon.js';
+import { NO_LIMITS, type Daemon, type DaemonServer, type ServerLimits, type ServerResources } from '../../daemon/daemon.js';
 import type { PageRequest } from '../../http/query.js';
 import { countVisibleServers, findVisibleServersPage, insertServer, isShortIdentifierTaken } from './servers.repository.js';
 
@@ -12,6 +12,8 @@ export interface NewServerInput {
   startup?: string | null;
   stopCommand?: string | null;
   backupLimit?: number;
+  /** Absent = no limits (SPEC 10: 0 = unlimited; pids null = the daemon's default). */
+  limits?: ServerLimits;
   now: number;
 }
 
@@ -19,6 +21,7 @@ export interface NewServerInput {
 export async function createServer(db: Queryable, daemon: Daemon, input: NewServerInput): Promise<ServerRow> {
   let uuid = randomUUID();
   while (await isShortIdentifierTaken(db, uuid.slice(0, 8))) uuid = randomUUID();
+  const limits = input.limits ?? NO_LIMITS;
   const row = await insertServer(db, {
     uuid,
     uuid_short: uuid.slice(0, 8),
@@ -29,10 +32,14 @@ export async function createServer(db: Queryable, daemon: Daemon, input: NewServ
     startup: input.startup ?? null,
     stop_command: input.stopCommand ?? null,
     node: 'local',
+    memory_mib: limits.memoryMiB,
+    cpu_percent: limits.cpuPercent,
+    disk_mib: limits.diskMiB,
+    pids: limits.pids,
     created_at: input.now,
     updated_at: input.now,
   });
-  await daemon.prepareVolume({ uuid: row.uuid, startup: row.startup, stopCommand: row.stop_command });
+  await daemon.prepareVolume(daemonServer(row));
   return row;
 }
 
@@ -43,13 +50,18 @@ export async function listVisibleServers(db: Queryable, user: UserRow, { page, p
   return { rows, total };
 }
 
-/** The server's process state as the daemon reports it (GET /resources). */
-export async function serverState(deps: Pick<AppDeps, 'daemon'>, server: ServerRow): Promise<ServerState> {
-  return deps.daemon.state(daemonServer(server));
+/** The server's state and figures as the daemon measures them (GET /resources). */
+export async function serverResources(deps: Pick<AppDeps, 'daemon'>, server: ServerRow): Promise<ServerResources> {
+  return deps.daemon.resources(daemonServer(server));
 }
 
-export function daemonServer(server: ServerRow) {
-  return { uuid: server.uuid, startup: server.startup, stopCommand: server.stop_command };
+export function daemonServer(server: ServerRow): DaemonServer {
+  return { uuid: server.uuid, startup: server.startup, stopCommand: server.stop_command, limits: serverLimits(server) };
+}
+
+/** A server row's limits in the daemon's terms (SPEC 10). */
+export function serverLimits(row: Pick<ServerRow, 'memory_mib' | 'cpu_percent' | 'disk_mib' | 'pids'>): ServerLimits {
+  return { memoryMiB: row.memory_mib, cpuPercent: row.cpu_percent, diskMiB: row.disk_mib, pids: row.pids };
 }
 
 export const SERVER_STATUSES: readonly (ServerStatus | null)[] = [null, 'installing', 'install_failed', 'suspended', 'restoring_backup'];

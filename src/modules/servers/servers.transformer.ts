@@ -1,5 +1,5 @@
 import type { ServerRow, UserRow } from '../../db/schema.js';
-import type { ServerState } from '../../daemon/daemon.js';
+import type { ServerResources } from '../../daemon/daemon.js';
 import { item } from '../../http/envelopes.js';
 
 /** The `server` object in the shape Pterodactyl's clients parse. */
@@ -14,7 +14,16 @@ export function serverItem(server: ServerRow, viewer: UserRow) {
     is_node_under_maintenance: false,
     sftp_details: { ip: '127.0.0.1', port: 2022 },
     description: '',
-    limits: { memory: 0, swap: 0, disk: 0, io: 500, cpu: 0, threads: null, oom_disabled: true },
+    // Pterodactyl's shape (no pids member, docs/DECISIONS.md); the OOM killer acts under containment.
+    limits: {
+      memory: server.memory_mib,
+      swap: 0,
+      disk: server.disk_mib,
+      io: 500,
+      cpu: server.cpu_percent,
+      threads: null,
+      oom_disabled: false,
+    },
     invocation: server.startup ?? '',
     docker_image: '',
     egg_features: [],
@@ -30,11 +39,18 @@ export function serverItem(server: ServerRow, viewer: UserRow) {
   });
 }
 
-/** GET /resources: the process state; usage figures are not measured (always zero). */
-export function statsItem(server: ServerRow, state: ServerState) {
+/** GET /resources: Pterodactyl's `stats` object, the figures as Wings gives them (cpu_absolute to 3 decimals, uptime in whole ms). */
+export function statsItem(server: ServerRow, resources: ServerResources) {
   return item('stats', {
-    current_state: state,
+    current_state: resources.state,
     is_suspended: server.status === 'suspended',
-    resources: { memory_bytes: 0, cpu_absolute: 0, disk_bytes: 0, network_rx_bytes: 0, network_tx_bytes: 0, uptime: 0 },
+    resources: {
+      memory_bytes: resources.memoryBytes,
+      cpu_absolute: Math.round(resources.cpuAbsolute * 1000) / 1000,
+      disk_bytes: resources.diskBytes,
+      network_rx_bytes: resources.networkRxBytes,
+      network_tx_bytes: resources.networkTxBytes,
+      uptime: Math.round(resources.uptimeMs),
+    },
   });
 }

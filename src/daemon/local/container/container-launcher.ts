@@ -11,8 +11,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerLimits } from '../../daemon.js';
-import type { LaunchedProcess, ServerLauncher, UsageSample } from '../process/launcher.js';
-import type { ProcessLogger, SupervisedServer } from '../process/supervisor-options.js';
+import type { LaunchTarget, LaunchedProcess, ServerLauncher, UsageSample } from '../process/launcher.js';
+import type { ProcessLogger } from '../process/supervisor-options.js';
 import { bundlePaths, removeBundle } from './bundle.js';
 import { readCgroupStats } from './cgroup-stats.js';
 import type { ContainerRuntime } from './container-runtime.js';
@@ -32,7 +32,7 @@ export class ContainerLauncher implements ServerLauncher {
     private readonly log: ProcessLogger,
   ) {}
 
-  async launch(target: SupervisedServer, startup: string, logFd: number): Promise<LaunchedProcess> {
+  async launch(target: LaunchTarget, startup: string, logFd: number): Promise<LaunchedProcess> {
     const { runc } = this.runtime;
     // Under our claim nobody else runs this server: a container still listed is a dead run's (ended, not yet removed).
     if ((await runc.state(containerId(target.uuid))) !== null) {

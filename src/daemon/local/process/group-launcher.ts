@@ -8,10 +8,10 @@
  */
 import { readGroupUsage } from '../resources/group-usage.js';
 import { closeQuietly, closeStdinPipe, openStdinPipe } from './console.js';
-import type { LaunchedProcess, ProcessExit, ServerLauncher, UsageSample } from './launcher.js';
+import type { LaunchTarget, LaunchedProcess, ProcessExit, ServerLauncher, UsageSample } from './launcher.js';
 import type { RecordedGroup } from './process-group.js';
 import { spawnServerProcess, whenSpawned } from './spawn-server.js';
-import type { ProcessLogger, SupervisedServer } from './supervisor-options.js';
+import type { ProcessLogger } from './supervisor-options.js';
 
 export class GroupLauncher implements ServerLauncher {
   readonly confined = false;
@@ -21,7 +21,7 @@ export class GroupLauncher implements ServerLauncher {
     private readonly log: ProcessLogger,
   ) {}
 
-  async launch(target: SupervisedServer, startup: string, logFd: number): Promise<LaunchedProcess> {
+  async launch(target: LaunchTarget, startup: string, logFd: number): Promise<LaunchedProcess> {
     const pipe = await openStdinPipe(this.runDir, target.uuid, this.log);
     let child;
     try {

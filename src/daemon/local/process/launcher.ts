@@ -8,8 +8,16 @@
  * `signalRecorded` (process-group.ts), which knows both.
  */
 import type { Writable } from 'node:stream';
+import type { ServerLimits } from '../../daemon.js';
 import type { RecordedGroup } from './process-group.js';
-import type { SupervisedServer } from './supervisor-options.js';
+
+/** What a launcher needs of a server (a SupervisedServer is one). */
+export interface LaunchTarget {
+  readonly uuid: string;
+  /** The folder the process runs in; it must exist. */
+  readonly volumeDir: string;
+  readonly limits?: ServerLimits;
+}
 
 export interface ProcessExit {
   readonly code: number | null;
@@ -43,7 +51,7 @@ export interface ServerLauncher {
    * only under the server's pid-file claim. When it throws, nothing of the
    * server runs.
    */
-  launch(target: SupervisedServer, startup: string, logFd: number): Promise<LaunchedProcess>;
+  launch(target: LaunchTarget, startup: string, logFd: number): Promise<LaunchedProcess>;
   /**
    * Once a server's leader has exited (or a dead instance's server was
    * stopped): removes what is left of it (a container, its bundle) and says

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { noop } from './helpers.js';
-import type { SupervisedServer } from './supervisor-options.js';
+import type { LaunchTarget } from './launcher.js';
 
 /**
  * The environment a server process gets: only what a command needs to be found
@@ -23,7 +23,7 @@ const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_A
  * synchronously; usually reports failure as an 'error' event.
  */
 export function spawnServerProcess(
-  target: SupervisedServer,
+  target: LaunchTarget,
   startup: string,
   stdinFd: number | undefined,
   logFd: number,
