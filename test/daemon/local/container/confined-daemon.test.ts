@@ -1,0 +1,224 @@
+/**
+ * The local daemon with containment on (SPEC 10), below the HTTP API: the
+ * supervisor's bookkeeping around runc containers. What a SIGKILL of the
+ * service leaves (a container without a pid file, a bundle without a
+ * container, a pid file whose owner is dead) and what the next start does
+ * with it; who owns a volume's files; what an out-of-memory kill reports.
+ * Needs root and runc (requireRunc): fails, saying so, without them.
+ */
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createArchive } from '../../../../src/daemon/local/archive/create.js';
+import { bundlePaths, writeBundle } from '../../../../src/daemon/local/container/bundle.js';
+import { containerId, containerSpec, defaultCgroupsPath } from '../../../../src/daemon/local/container/container-spec.js';
+import { resolveContainment, type ContainerRuntime } from '../../../../src/daemon/local/container/container-runtime.js';
+import { startServerContainer } from '../../../../src/daemon/local/container/server-container.js';
+import { closeQuietly } from '../../../../src/daemon/local/container/stdin-fifo.js';
+import type { DaemonServer } from '../../../../src/daemon/daemon.js';
+import { LocalDaemon } from '../../../../src/daemon/local/local-daemon.js';
+import { OUT_OF_MEMORY_LINE } from '../../../../src/daemon/local/process/supervisor.js';
+import { requireRunc, SERVER_UID } from './helpers.js';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function confinedDaemon(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-confined-'))) {
+  requireRunc();
+  const runtime = await resolveContainment(
+    { mode: 'on', uid: SERVER_UID, dataDir, runDir: path.join(dataDir, 'run') },
+    { warn: () => undefined },
+  );
+  if (runtime === null) throw new Error('containment was not resolved');
+  const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: runtime });
+  await daemon.start();
+  cleanups.push(async () => {
+    await daemon.close();
+    for (const container of await runtime.runc.list()) await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { daemon, runtime, dataDir };
+}
+
+function server(startup: string | null, limits?: DaemonServer['limits']): DaemonServer {
+  return { uuid: randomUUID(), startup, stopCommand: null, ...(limits ? { limits } : {}) };
+}
+
+async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A container started the way the launcher does, but with no pid file: a service killed right after `runc run`. */
+async function containerWithoutPidFile(runtime: ContainerRuntime, dataDir: string, serverUuid: string) {
+  const volumeDir = path.join(dataDir, 'volumes', serverUuid);
+  fs.mkdirSync(volumeDir, { recursive: true });
+  fs.chownSync(volumeDir, SERVER_UID, SERVER_UID);
+  const log = fs.openSync(path.join(dataDir, 'logs', `${serverUuid}.log`), 'a');
+  try {
+    return await startServerContainer(
+      runtime.runc,
+      path.join(dataDir, 'run'),
+      {
+        serverUuid,
+        startup: 'exec sleep 1000',
+        volumeDir,
+        uid: SERVER_UID,
+        gid: SERVER_UID,
+        limits: { memoryMiB: 0, cpuPercent: 0, pids: 64 },
+        cgroupsPath: defaultCgroupsPath(serverUuid),
+        hiddenPaths: [dataDir],
+        host: runtime.host,
+      },
+      log,
+    );
+  } finally {
+    closeQuietly(log);
+  }
+}
+
+describe('the local daemon with containment on', () => {
+  it('reports containment on, runs the startup command as SERVER_UID in its volume, and gives the volume to that uid', async () => {
+    const { daemon } = await confinedDaemon();
+    expect(daemon.containment).toBe('on');
+    const target = server('id -u > uid.txt; pwd > cwd.txt; exec sleep 1000');
+    await daemon.power(target, 'start');
+    const volume = daemon.volumeDir(target.uuid);
+    expect(fs.statSync(volume).uid).toBe(SERVER_UID);
+    await eventually(() => fs.existsSync(path.join(volume, 'cwd.txt')), 5_000, 'the probe wrote its files');
+    expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(SERVER_UID));
+    expect(fs.readFileSync(path.join(volume, 'cwd.txt'), 'utf8').trim()).toBe('/home/container');
+    const pidFile = JSON.parse(fs.readFileSync(path.join(daemon.paths.run, `${target.uuid}.pid`), 'utf8')) as { container: string };
+    expect(pidFile.container).toBe(containerId(target.uuid));
+    await daemon.power(target, 'kill');
+    expect(await daemon.state(target)).toBe('offline');
+    // Released: no container, no bundle.
+    expect(fs.existsSync(bundlePaths(daemon.paths.run, target.uuid).dir)).toBe(false);
+  });
+
+  it('gives a volume from before containment to SERVER_UID whole, never following a link out of it', async () => {
+    const { daemon, dataDir } = await confinedDaemon();
+    const target = server('exec sleep 1000');
+    const volume = daemon.volumeDir(target.uuid);
+    fs.mkdirSync(path.join(volume, 'world/region'), { recursive: true });
+    fs.writeFileSync(path.join(volume, 'world/region/r.0.0.mca'), 'chunk');
+    const outside = path.join(dataDir, 'outside.txt');
+    fs.writeFileSync(outside, 'the service');
+    fs.symlinkSync(outside, path.join(volume, 'link-out'));
+    fs.symlinkSync(dataDir, path.join(volume, 'world/dir-link-out'));
+    await daemon.prepareVolume(target);
+    for (const entry of ['', 'world', 'world/region', 'world/region/r.0.0.mca', 'link-out', 'world/dir-link-out']) {
+      expect(fs.lstatSync(path.join(volume, entry)).uid, entry || 'the volume').toBe(SERVER_UID);
+    }
+    expect(fs.statSync(outside).uid).toBe(0);
+    expect(fs.statSync(dataDir).uid).toBe(0);
+  });
+
+  it('gives restored files to SERVER_UID', async () => {
+    const { daemon } = await confinedDaemon();
+    const source = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-restore-src-'));
+    cleanups.push(async () => fs.rmSync(source, { recursive: true, force: true }));
+    fs.mkdirSync(path.join(source, 'plugins'));
+    fs.writeFileSync(path.join(source, 'plugins/config.yml'), 'a: 1');
+    const backupUuid = randomUUID();
+    const archive = await createArchive({ volumeDir: source, archivePath: daemon.backupPath(backupUuid), ignore: [] });
+    const target = server(null);
+    await daemon.prepareVolume(target);
+    await daemon.restoreBackup(target, { uuid: backupUuid, sha1: archive.sha1 }, { truncate: true });
+    const volume = daemon.volumeDir(target.uuid);
+    for (const entry of ['', 'plugins', 'plugins/config.yml']) expect(fs.lstatSync(path.join(volume, entry)).uid, entry || 'the volume').toBe(SERVER_UID);
+  });
+
+  it('at start, removes a container no pid file accounts for and a bundle with no container', async () => {
+    const { daemon, runtime, dataDir } = await confinedDaemon();
+    const orphan = randomUUID();
+    const started = await containerWithoutPidFile(runtime, dataDir, orphan);
+    started.stdin.destroy();
+    const stray = randomUUID();
+    const strayBundle = bundlePaths(daemon.paths.run, stray);
+    await writeBundle(strayBundle, containerSpec({
+      serverUuid: stray,
+      startup: 'true',
+      volumeDir: daemon.volumeDir(stray),
+      uid: SERVER_UID,
+      gid: SERVER_UID,
+      limits: { memoryMiB: 0, cpuPercent: 0, pids: 0 },
+      cgroupsPath: defaultCgroupsPath(stray),
+      hiddenPaths: [],
+      host: runtime.host,
+    }), runtime.host);
+    expect((await runtime.runc.list()).map((c) => c.id)).toContain(containerId(orphan));
+
+    // What the next service does first.
+    await daemon.start();
+    expect(await runtime.runc.state(containerId(orphan))).toBeNull();
+    expect(fs.existsSync(bundlePaths(daemon.paths.run, orphan).dir)).toBe(false);
+    expect(fs.existsSync(strayBundle.dir)).toBe(false);
+    // Its process is gone with it.
+    expect(fs.existsSync(`/proc/${started.pid}`) && !/^\S+ \S+ [ZX]/.test(readStat(started.pid))).toBe(false);
+  });
+
+  it('reaps the container of a dead instance at start: stopped, removed, pid file gone; a start then runs one copy', async () => {
+    const first = await confinedDaemon();
+    const target = server('exec sleep 1000');
+    await first.daemon.power(target, 'start');
+    const pidFile = path.join(first.daemon.paths.run, `${target.uuid}.pid`);
+    const record = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as Record<string, unknown>;
+    // As if written by an instance that died: an owner pid that is not alive.
+    fs.writeFileSync(pidFile, `${JSON.stringify({ ...record, owner: { pid: 2 ** 22 + 7, startTime: '1', bootId: null } })}\n`);
+    const next = new LocalDaemon(first.dataDir, { stopGraceMs: 500, containers: first.runtime });
+    cleanups.push(() => next.close());
+    await next.start();
+    expect(await next.state(target)).toBe('offline');
+    expect(fs.existsSync(pidFile)).toBe(false);
+    expect(await first.runtime.runc.state(containerId(target.uuid))).toBeNull();
+    await next.power(target, 'start');
+    expect(await next.state(target)).toBe('running');
+    expect((await first.runtime.runc.list()).filter((c) => c.id === containerId(target.uuid) && c.status === 'running')).toHaveLength(1);
+    await next.power(target, 'kill');
+  });
+
+  it('reports an out-of-memory kill: offline, the console line, the listener', async () => {
+    const { daemon } = await confinedDaemon();
+    const killed: string[] = [];
+    daemon.onOutOfMemory((uuid) => killed.push(uuid));
+    const target = server(`exec node -e 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))'`, {
+      memoryMiB: 64,
+      cpuPercent: 0,
+      diskMiB: 0,
+      pids: null,
+    });
+    await daemon.power(target, 'start');
+    await eventually(async () => (await daemon.state(target)) === 'offline', 20_000, 'the server was killed');
+    await eventually(() => killed.length > 0, 2_000, 'the listener was told');
+    expect(killed).toEqual([target.uuid]);
+    const log = fs.readFileSync(path.join(daemon.paths.logs, `${target.uuid}.log`), 'utf8');
+    expect(log.trimEnd().split('\n').at(-1)).toBe(OUT_OF_MEMORY_LINE);
+  });
+
+  it('does not report a server that exits by itself as out of memory', async () => {
+    const { daemon } = await confinedDaemon();
+    const killed: string[] = [];
+    daemon.onOutOfMemory((uuid) => killed.push(uuid));
+    const target = server('echo bye', { memoryMiB: 64, cpuPercent: 0, diskMiB: 0, pids: null });
+    await daemon.power(target, 'start');
+    await eventually(async () => (await daemon.state(target)) === 'offline', 5_000, 'the server ended');
+    expect(killed).toEqual([]);
+    expect(fs.readFileSync(path.join(daemon.paths.logs, `${target.uuid}.log`), 'utf8')).toBe('bye\n');
+  });
+});
+
+function readStat(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return '';
+  }
+}
