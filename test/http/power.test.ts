@@ -53,10 +53,21 @@ describeEachDatabase('power, console and resources', (database) => {
     const { owner, server } = await running(h);
     expect(await state(owner.token, server)).toBe('running');
     expect(await events(server)).toEqual([{ event: 'server:power.start', actor_id: owner.user.id, properties: {} }]);
-    expect((await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/resources` })).json()).toMatchObject({
-      object: 'stats',
-      attributes: { current_state: 'running', is_suspended: false },
-    });
+    const stats = (await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/resources` })).json();
+    expect(stats).toMatchObject({ object: 'stats', attributes: { current_state: 'running', is_suspended: false } });
+    const figures = stats.attributes.resources as Record<string, unknown>;
+    expect(Object.keys(figures).sort()).toEqual([
+      'cpu_absolute',
+      'disk_bytes',
+      'memory_bytes',
+      'network_rx_bytes',
+      'network_tx_bytes',
+      'uptime',
+    ]);
+    for (const [name, value] of Object.entries(figures)) {
+      expect(typeof value, name).toBe('number');
+      expect(value, name).toBeGreaterThanOrEqual(0);
+    }
     await power(owner.token, server, 'kill');
   });
 

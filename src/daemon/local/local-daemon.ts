@@ -22,6 +22,7 @@ import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
 import { ContainerLauncher } from './container/container-launcher.js';
 import type { ContainerRuntime } from './container/container-runtime.js';
 import { silentLogger } from './process/supervisor-options.js';
+import { UsageSampler } from './resources/usage-sampler.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { measureDiskUsage } from './volume/disk-usage.js';
@@ -50,6 +51,8 @@ export class LocalDaemon implements Daemon {
   private readonly processes: ProcessSupervisor;
   /** Set when server processes run confined (SPEC 10): their volumes belong to its uid. */
   private readonly containers: ContainerRuntime | null;
+  /** Memory and CPU of running servers every 2 s, for `/resources` (a CPU rate needs two samples). */
+  private readonly usage: UsageSampler;
 
   constructor(
     dataDir: string,
@@ -73,6 +76,16 @@ export class LocalDaemon implements Daemon {
       ...(opts.consoleLogBytes !== undefined ? { consoleLogBytes: opts.consoleLogBytes } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
+    this.usage = new UsageSampler({ onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, 'could not read a server\'s usage') });
+    // Our own servers are sampled from their start; another instance's from the first request for them.
+    this.processes.onStateChange((serverUuid, state) => {
+      if (state === 'running') this.trackUsage(serverUuid);
+      else if (state === 'offline') this.usage.untrack(serverUuid);
+    });
+  }
+
+  private trackUsage(serverUuid: string): void {
+    this.usage.track(serverUuid, () => this.processes.usage(serverUuid));
   }
 
   /** Call once at start: stops processes left behind by an instance that died. */
@@ -150,10 +163,31 @@ export class LocalDaemon implements Daemon {
     return this.processes.confined ? 'on' : 'off';
   }
 
+  /**
+   * SPEC 10's figures: memory and CPU from the sampler (a confined server's
+   * cgroup, or a plain process group's /proc entries), disk measured on the
+   * volume (at most 10 s old), uptime since the process started; network 0:
+   * a process on the host's network has no counters of its own.
+   */
   async resources(server: DaemonServer): Promise<ServerResources> {
-    const state = this.processes.state(server.uuid);
     const diskBytes = await this.diskUsage(server);
-    return { state, memoryBytes: 0, cpuAbsolute: 0, diskBytes, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
+    const state = this.processes.state(server.uuid);
+    const startedAt = state === 'offline' ? null : this.processes.startedAt(server.uuid);
+    if (startedAt === null) {
+      this.usage.untrack(server.uuid);
+      return { state, memoryBytes: 0, cpuAbsolute: 0, diskBytes, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
+    }
+    if (!this.usage.isTracked(server.uuid)) this.trackUsage(server.uuid);
+    const figures = this.usage.latest(server.uuid);
+    return {
+      state,
+      memoryBytes: figures?.memoryBytes ?? 0,
+      cpuAbsolute: figures?.cpuAbsolute ?? 0,
+      diskBytes,
+      networkRxBytes: 0,
+      networkTxBytes: 0,
+      uptimeMs: Math.max(0, Date.now() - startedAt),
+    };
   }
 
   async diskUsage(server: DaemonServer): Promise<number> {
@@ -266,6 +300,7 @@ export class LocalDaemon implements Daemon {
   }
 
   async close(): Promise<void> {
+    this.usage.close();
     await this.processes.shutdownAll();
   }
 }

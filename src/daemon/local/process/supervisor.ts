@@ -159,21 +159,25 @@ export class ProcessSupervisor {
   }
 
   /**
-   * Memory and CPU time the server's processes use now, and when they were
-   * started; null when none runs. Another instance's server is read through
-   * its pid file.
+   * Memory and CPU time the server's processes use now; null when none runs.
+   * Another instance's server is read through its pid file.
    */
-  usage(serverUuid: string): (UsageSample & { startedAt: number }) | null {
+  usage(serverUuid: string): UsageSample | null {
     const proc = this.processes.get(serverUuid);
-    if (proc) {
-      const sample = this.launcher.usage(serverUuid, recordOf(proc));
-      return sample && { ...sample, startedAt: proc.startedAt };
-    }
+    if (proc) return this.launcher.usage(serverUuid, recordOf(proc));
     const found = this.pidFiles.readSync(serverUuid);
     if (found?.state !== 'running' || !isSpawned(found.record)) return null;
-    const sample = this.launcher.usage(serverUuid, found.record);
+    return this.launcher.usage(serverUuid, found.record);
+  }
+
+  /** When the server's running process was started (ms since the epoch), or null when none runs. */
+  startedAt(serverUuid: string): number | null {
+    const proc = this.processes.get(serverUuid);
+    if (proc) return proc.startedAt;
+    const found = this.pidFiles.readSync(serverUuid);
+    if (found?.state !== 'running') return null;
     const startedAt = Date.parse(found.record.startedAt);
-    return sample && { ...sample, startedAt: Number.isNaN(startedAt) ? Date.now() : startedAt };
+    return Number.isNaN(startedAt) ? null : startedAt;
   }
 
   /** Told when the kernel killed one of our servers for using more memory than its limit (SPEC 10). */
