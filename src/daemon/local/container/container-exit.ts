@@ -55,7 +55,8 @@ export async function createExitChannel(paths: BundlePaths): Promise<ExitChannel
     opened.push(readFd);
     const exitWriteFd = await openFd(paths.exitFifo, O_WRONLY | O_NONBLOCK | O_NOFOLLOW);
     opened.push(exitWriteFd);
-    return { statusFd, exitWriteFd, exited: exitOf(readFd, paths.exitStatus) };
+    // Referenced, as a child process is: the service's own running servers keep it alive until they end.
+    return { statusFd, exitWriteFd, exited: exitOf(readFd, paths.exitStatus, true) };
   } catch (err) {
     for (const fd of opened) closeQuietly(fd);
     throw err;
@@ -84,14 +85,16 @@ export async function watchContainerExit(paths: BundlePaths): Promise<ContainerE
       throw err;
     }
   }
-  return exitOf(readFd, paths.exitStatus);
+  return exitOf(readFd, paths.exitStatus, false);
 }
 
-function exitOf(readFd: number, statusFile: string): Promise<ContainerExit> {
+function exitOf(readFd: number, statusFile: string, keepAlive: boolean): Promise<ContainerExit> {
   const pipe = new net.Socket({ fd: readFd, readable: true, writable: false });
-  // Nothing is ever written to it: the end is the message. Unreferenced: containers outlive the service,
-  // so watching them must not keep it from exiting (a script that only awaits this must hold the loop).
-  pipe.unref();
+  // Nothing is ever written to it: the end is the message. A container the service started keeps the
+  // service's event loop alive, as a child process does (a stop or kill awaits its end with nothing else
+  // pending). One it merely watches (re-attached) does not: it may outlive the service, and a script that
+  // only awaits it must hold the loop itself.
+  if (!keepAlive) pipe.unref();
   pipe.resume();
   return new Promise((resolve) => {
     const done = () => {
