@@ -25,7 +25,7 @@ import { silentLogger } from './process/supervisor-options.js';
 import { UsageSampler } from './resources/usage-sampler.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
-import { measureDiskUsage } from './volume/disk-usage.js';
+import { DiskUsageCache, diskLimitBytes, mibFigure } from './volume/disk-usage.js';
 
 export { resolveInsideVolume } from './volume/delete-paths.js';
 
@@ -53,6 +53,8 @@ export class LocalDaemon implements Daemon {
   private readonly containers: ContainerRuntime | null;
   /** Memory and CPU of running servers every 2 s, for `/resources` (a CPU rate needs two samples). */
   private readonly usage: UsageSampler;
+  /** Volume sizes (SPEC 10's disk limit): one walk of a volume at a time, however many ask. */
+  private readonly diskUsageCache = new DiskUsageCache();
 
   constructor(
     dataDir: string,
@@ -139,6 +141,8 @@ export class LocalDaemon implements Daemon {
   }
 
   async power(server: DaemonServer, signal: PowerSignal): Promise<void> {
+    // Before anything stops or starts: a restart refused here leaves the running process alone.
+    if (signal === 'start' || signal === 'restart') await this.refuseOverDiskLimit(server, 'starting it');
     const target = this.supervised(server);
     try {
       switch (signal) {
@@ -170,7 +174,7 @@ export class LocalDaemon implements Daemon {
    * a process on the host's network has no counters of its own.
    */
   async resources(server: DaemonServer): Promise<ServerResources> {
-    const diskBytes = await this.diskUsage(server);
+    const diskBytes = await this.cachedDiskUsage(server, 10_000);
     const state = this.processes.state(server.uuid);
     const startedAt = state === 'offline' ? null : this.processes.startedAt(server.uuid);
     if (startedAt === null) {
@@ -191,7 +195,30 @@ export class LocalDaemon implements Daemon {
   }
 
   async diskUsage(server: DaemonServer): Promise<number> {
-    return measureDiskUsage(this.volumeDir(server.uuid));
+    // Fresh: a figure a limit is checked against must not predate the caller's request (a walk in flight is shared).
+    return this.diskUsageCache.get(server.uuid, this.volumeDir(server.uuid), 0);
+  }
+
+  /** The volume's size, reusing a measurement up to `maxAgeMs` old (`/resources`, asked every few seconds). */
+  async cachedDiskUsage(server: DaemonServer, maxAgeMs: number): Promise<number> {
+    return this.diskUsageCache.get(server.uuid, this.volumeDir(server.uuid), maxAgeMs);
+  }
+
+  /** DaemonBusyError (409) when the server has a disk limit and its volume is over it (SPEC 10). */
+  private async refuseOverDiskLimit(server: DaemonServer, before: string): Promise<void> {
+    const limit = diskLimitBytes(server.limits);
+    if (limit === null) return;
+    let used: number;
+    try {
+      used = await this.diskUsage(server);
+    } catch (err) {
+      // A volume that cannot be walked (a tree deeper than the walk holds descriptors for) is the daemon's failure: 502.
+      throw new DaemonError(`Could not measure the server's disk usage: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (used <= limit) return;
+    throw new DaemonBusyError(
+      `This server is using more disk space than its limit allows (${mibFigure(used)} MiB of ${mibFigure(limit)} MiB); delete files before ${before}.`,
+    );
   }
 
   async sendCommand(server: DaemonServer, line: string): Promise<void> {
@@ -206,6 +233,8 @@ export class LocalDaemon implements Daemon {
   }
 
   async createBackup(server: DaemonServer, backup: { uuid: string; ignored: string[] }): Promise<BackupArchive> {
+    // The backups service refuses first; this holds for any other caller. Before any archive file exists.
+    await this.refuseOverDiskLimit(server, 'creating a backup');
     await this.prepareVolume(server);
     const stopWatching = this.watchForCrashWhileArchiving(backup.uuid);
     try {
@@ -240,15 +269,41 @@ export class LocalDaemon implements Daemon {
     // A running server is stopped first (SPEC 4).
     if (this.processes.state(server.uuid) !== 'offline') await this.processes.stop(this.supervised(server));
     await this.prepareVolume(server);
-    await restoreArchive({
-      archivePath: this.backupPath(backup.uuid),
-      volumeDir: this.volumeDir(server.uuid),
-      expectedSha1: backup.sha1,
-      truncate: options.truncate,
-      ...(options.maxEntries !== undefined ? { limits: { maxEntries: options.maxEntries } } : {}),
-      ...(options.restoreId !== undefined ? { folder: this.restoreFolder(options.restoreId) } : {}),
-      ...(this.volumeOwner() ? { owner: this.volumeOwner() } : {}),
-    });
+    const maxBytes = await this.restoreByteBound(server, options.truncate);
+    try {
+      await restoreArchive({
+        archivePath: this.backupPath(backup.uuid),
+        volumeDir: this.volumeDir(server.uuid),
+        expectedSha1: backup.sha1,
+        truncate: options.truncate,
+        limits: {
+          ...(options.maxEntries !== undefined ? { maxEntries: options.maxEntries } : {}),
+          ...(maxBytes !== undefined ? { maxBytes } : {}),
+        },
+        ...(options.restoreId !== undefined ? { folder: this.restoreFolder(options.restoreId) } : {}),
+        ...(this.volumeOwner() ? { owner: this.volumeOwner() } : {}),
+      });
+    } finally {
+      // The volume changed (or may have, if the move failed halfway): a kept figure would be stale.
+      this.diskUsageCache.forget(server.uuid);
+    }
+  }
+
+  /**
+   * The bytes a restore may expand to under the server's disk limit (SPEC 9,
+   * 10), checked on each entry while staging, so an archive past it fails
+   * before the volume changes; undefined without a limit. Truncate: the limit,
+   * as the volume is emptied first. Merge: what the volume leaves of it now;
+   * a file the archive overwrites is counted twice (its old and new size),
+   * which can refuse a merge that would have fit, never let one past it.
+   */
+  private async restoreByteBound(server: DaemonServer, truncate: boolean): Promise<number | undefined> {
+    const limit = diskLimitBytes(server.limits);
+    if (limit === null) return undefined;
+    if (truncate) return limit;
+    const room = limit - (await this.diskUsage(server));
+    // The bounds read 0 as "no limit"; the smallest positive number admits folders and empty files only.
+    return room > 0 ? room : Number.MIN_VALUE;
   }
 
   async recoverRestore(server: DaemonServer, restoreId: string): Promise<'restored' | 'rolled-back' | 'not-here'> {

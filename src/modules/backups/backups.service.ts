@@ -42,6 +42,20 @@ export type BackgroundBackupDeps = BackupDeps & Pick<AppDeps, 'jobs'>;
 const RESTORING = 'This server is currently restoring a backup, please try again later.';
 const NOT_CAPABLE = 'This server is not capable of creating backups.';
 const CHANGING = 'Files of this server are being deleted, please try again later.';
+const MIB = 1024 * 1024;
+
+/** Why a backup of this server's volume is refused for its size (SPEC 10: over its disk limit), or null. */
+async function overDiskLimit(deps: BackupDeps, server: ServerRow): Promise<string | null> {
+  const target = daemonServer(server);
+  const limitMiB = target.limits?.diskMiB ?? 0;
+  if (limitMiB <= 0) return null;
+  const used = await deps.daemon.diskUsage(target);
+  if (used <= limitMiB * MIB) return null;
+  return (
+    `This server is using more disk space than its limit allows (${Math.ceil(used / MIB)} MiB of ${limitMiB} MiB); ` +
+    'delete files before creating a backup.'
+  );
+}
 
 export interface NewBackupRequest {
   name?: string | undefined;
@@ -126,12 +140,17 @@ export async function beginBackup(
 ): Promise<BackupRow> {
   const now = deps.clock.now();
   const name = request.name?.trim() || defaultBackupName(now, deps.config.timezone);
+  // Measured before the transaction: walking a large volume must not hold the server's row (on SQLite, the database).
+  const tooBig = await overDiskLimit(deps, server);
   return deps.db.transaction().execute(async (trx) => {
     const current = await lockServerRow(trx, server.id);
     if (!current) throw notFound();
     if (current.status === 'restoring_backup') throw conflict(RESTORING);
     // Under the row lock a delete_files is accepted under too (volume-changes.ts says why that suffices).
     if (isVolumeChanging(current, now)) throw conflict(CHANGING);
+    // After the refusals above (a restore or a deletion under way explains the figure), before any row is rotated out.
+    // conflict(), the 409 the daemon's own refusal (DaemonBusyError) becomes, and one the admin command reports as such.
+    if (tooBig !== null) throw conflict(tooBig);
     await ensureRoomForBackup(deps, trx, current, request.rotate ?? false, now);
     const backup = await insertBackup(trx, {
       uuid: randomUUID(),
