@@ -14,6 +14,8 @@ export interface ManagedProcess {
   readonly pid: number;
   /** The runc container it is the first process of, or null (launcher.ts). */
   readonly container: string | null;
+  /** Its /proc start time, read when it was tracked: a signal never reaches a later process that got its pid. */
+  readonly startTime: string | null;
   /** When it was started (Date.now()), for `/resources`' uptime. */
   readonly startedAt: number;
   /** Our end of the process's standard input (a FIFO's write end, or Node's socket when no FIFO could be made). */
@@ -47,7 +49,7 @@ export function requestStop(proc: ManagedProcess, stopCommand: string | null): v
 
 /** What signalRecorded needs to reach every process of ours. */
 export function recordOf(proc: ManagedProcess): RecordedGroup {
-  return { pid: proc.pid, pgid: proc.pid, startTime: null, container: proc.container };
+  return { pid: proc.pid, pgid: proc.pid, startTime: proc.startTime, container: proc.container };
 }
 
 /**

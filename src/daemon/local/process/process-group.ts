@@ -97,7 +97,12 @@ export interface RecordedGroup {
  * namespace is gone with it).
  */
 export function signalRecorded(record: RecordedGroup, signal: NodeJS.Signals): void {
-  if (!record.container) return signalGroup(record.pgid, signal);
+  if (!record.container) {
+    // The leader's pid taken by a later process: the group is gone too (a pid still in use as a group id is
+    // never handed out), and a group by that id now is someone else's (pid_max is 32768 on many hosts).
+    if (record.startTime !== null && leaderStatus(record) === 'recycled') return;
+    return signalGroup(record.pgid, signal);
+  }
   if (!isSignallableId(record.pid)) throw new Error(`refusing to signal process ${record.pid}`);
   if (leaderStatus(record) !== 'alive') return;
   if (signal === 'SIGKILL') return signalProcess(record.pid, signal);
@@ -112,6 +117,9 @@ function signalNamespace(leader: number, signal: NodeJS.Signals): void {
   } catch {
     return; // gone meanwhile
   }
+  // A container's first process is in a namespace of its own. One in ours is not it (a recycled pid, a
+  // pid file gone wrong): signalling "its namespace" would signal every process of the host.
+  if (namespace === OWN_PID_NAMESPACE) throw new Error(`refusing to signal process ${leader}: it is not in a container's PID namespace`);
   for (const entry of fsSync.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let other: string;
@@ -121,6 +129,16 @@ function signalNamespace(leader: number, signal: NodeJS.Signals): void {
       continue;
     }
     if (other === namespace) signalProcess(Number(entry), signal);
+  }
+}
+
+const OWN_PID_NAMESPACE = readOwnPidNamespace();
+
+function readOwnPidNamespace(): string | null {
+  try {
+    return fsSync.readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return null;
   }
 }
 

@@ -26,6 +26,7 @@ import {
 import { reapOrphans } from './orphans.js';
 import { PidFiles, type Claim } from './pid-files.js';
 import { PowerQueue } from './power-queue.js';
+import { readProcStatSync } from './proc.js';
 import { groupAlive } from './process-group.js';
 import { isSpawned } from './pid-record.js';
 import { assertDirectory } from './spawn-server.js';
@@ -322,6 +323,7 @@ export class ProcessSupervisor {
       target,
       pid: launched.pid,
       container: launched.container,
+      startTime: readProcStatSync(launched.pid)?.startTime ?? null,
       startedAt: Date.now(),
       stdin: launched.stdin,
       pidFile: claim.text,

@@ -166,23 +166,38 @@ describe('the local daemon with containment on', () => {
   });
 
   it('reaps the container of a dead instance at start: stopped, removed, pid file gone; a start then runs one copy', async () => {
-    const first = await confinedDaemon();
+    const { daemon, runtime, dataDir } = await confinedDaemon();
     const target = server('exec sleep 1000');
-    await first.daemon.power(target, 'start');
-    const pidFile = path.join(first.daemon.paths.run, `${target.uuid}.pid`);
-    const record = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as Record<string, unknown>;
-    // As if written by an instance that died: an owner pid that is not alive.
-    fs.writeFileSync(pidFile, `${JSON.stringify({ ...record, owner: { pid: 2 ** 22 + 7, startTime: '1', bootId: null } })}\n`);
-    const next = new LocalDaemon(first.dataDir, { stopGraceMs: 500, containers: first.runtime });
-    cleanups.push(() => next.close());
-    await next.start();
-    expect(await next.state(target)).toBe('offline');
+    // What an instance that died leaves: a running container and the pid file naming it, its owner gone.
+    const started = await containerWithoutPidFile(runtime, dataDir, target.uuid);
+    started.stdin.destroy();
+    const pidFile = path.join(daemon.paths.run, `${target.uuid}.pid`);
+    const startTime = readStat(started.pid).slice(readStat(started.pid).lastIndexOf(')') + 2).split(' ')[19];
+    fs.writeFileSync(
+      pidFile,
+      `${JSON.stringify({
+        pid: started.pid,
+        pgid: started.pid,
+        startTime,
+        command: 'exec sleep 1000',
+        startedAt: new Date().toISOString(),
+        owner: { pid: 2 ** 22 + 7, startTime: '1', bootId: null },
+        token: 'dead',
+        container: containerId(target.uuid),
+      })}\n`,
+    );
+    expect(await daemon.state(target)).toBe('running');
+
+    // What the next service does first.
+    await daemon.start();
+    expect(await daemon.state(target)).toBe('offline');
     expect(fs.existsSync(pidFile)).toBe(false);
-    expect(await first.runtime.runc.state(containerId(target.uuid))).toBeNull();
-    await next.power(target, 'start');
-    expect(await next.state(target)).toBe('running');
-    expect((await first.runtime.runc.list()).filter((c) => c.id === containerId(target.uuid) && c.status === 'running')).toHaveLength(1);
-    await next.power(target, 'kill');
+    expect(await runtime.runc.state(containerId(target.uuid))).toBeNull();
+    expect(fs.existsSync(bundlePaths(daemon.paths.run, target.uuid).dir)).toBe(false);
+    await daemon.power(target, 'start');
+    expect(await daemon.state(target)).toBe('running');
+    expect((await runtime.runc.list()).filter((c) => c.id === containerId(target.uuid))).toHaveLength(1);
+    await daemon.power(target, 'kill');
   });
 
   it('reports an out-of-memory kill: offline, the console line, the listener', async () => {

@@ -68,8 +68,9 @@ describe('container limits', () => {
     await sleep(5_000);
     const percent = cpuAbsolute(first, sample(stats(probe)));
     expect(percent).toBeLessThan(65);
-    // The kernel held it back: with no quota it would never be throttled.
-    expect(throttledPeriods(probe)).toBeGreaterThan(10);
+    // The kernel held it back: with no quota it would never be throttled. (How often depends on how much CPU the
+    // loop could get at all: on a loaded CI machine it was 5 or 6 periods in 5 s, on a quiet one hundreds.)
+    expect(throttledPeriods(probe)).toBeGreaterThan(0);
     // Near half a core, unless other work leaves it less than that to take (a shared CI machine).
     expect(percent).toBeGreaterThan(busyMachine ? 10 : 35);
   });
