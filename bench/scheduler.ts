@@ -80,6 +80,12 @@ class StandInDaemon implements Daemon {
   onOutOfMemory(): () => void {
     return () => {};
   }
+  watchConsole(): () => void {
+    return () => {};
+  }
+  async consoleHistory(): Promise<string[]> {
+    return [];
+  }
   async close(): Promise<void> {}
 }
 

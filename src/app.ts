@@ -10,6 +10,9 @@ import type { ClientResolver } from './http/client-resolver.js';
 import { registerHealthRoute } from './http/health.js';
 import { CLIENT_PREFIX } from './http/routes.js';
 import { authenticateToken } from './modules/keys/keys.service.js';
+import { authenticateSession } from './modules/sessions/sessions.service.js';
+import { registerSessionRoutes } from './modules/sessions/sessions.routes.js';
+import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { pingDatabase } from './modules/servers/servers.repository.js';
 import { findServerTarget } from './modules/servers/servers.targets.js';
 import { registerServerRoutes } from './modules/servers/servers.routes.js';
@@ -17,10 +20,17 @@ import { registerScheduleRoutes } from './modules/schedules/schedules.routes.js'
 import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
 import { registerActivityRoutes } from './modules/activity/activity.routes.js';
 import { registerBackupRoutes } from './modules/backups/backups.routes.js';
+import { registerWebsocketRoutes } from './modules/websocket/websocket.routes.js';
+import type { HubOptions } from './modules/websocket/websocket.hub.js';
+import { loadAppKey } from './app-key.js';
+import { ServerEvents } from './server-events.js';
 import type { AppDeps } from './deps.js';
+import { registerWebConsole } from '../web/server/console.js';
 
 export interface BuildAppOptions {
   logger?: boolean | object;
+  /** The live console's intervals and limits (tests shorten them). */
+  websocket?: HubOptions;
 }
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -59,6 +69,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerHostHeaderCheck(app);
   const resolver: ClientResolver = {
     authenticate: (token, ip, now) => authenticateToken(deps.db, token, ip, now),
+    authenticateSession: (token, ip, now) => authenticateSession(deps.db, token, ip, now),
     findServerTarget: (user, ids) => findServerTarget(deps.db, user, ids),
   };
   registerClientGuard(app, { resolver, clock: deps.clock, rateLimitPerMinute: deps.config.rateLimitPerMinute });
@@ -83,7 +94,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerScheduleRoutes(app, deps);
   registerTaskRoutes(app, deps);
   registerActivityRoutes(app, deps);
-  registerBackupRoutes(app, deps);
+  // Backups and restores tell live consoles when they end (SPEC 11).
+  const serverEvents = deps.serverEvents ?? new ServerEvents((err) => app.log.error({ err }, 'a server event listener failed'));
+  registerBackupRoutes(app, { ...deps, serverEvents });
+  const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
+  await registerWebsocketRoutes(app, { ...deps, serverEvents, appKey }, options.websocket);
+  await registerWebConsole(app, { timezone: deps.config.timezone });
+  registerAccountRoutes(app, deps);
+  registerSessionRoutes(app, deps);
 
   for (const [url, methods] of [...methodsByPath]) {
     const missing = METHODS.filter((m) => !methods.has(m));

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import fs from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
+import { decodeAppKey } from './app-key.js';
 
 /** The service's configuration, read once from the environment (and `.env`), validated and frozen. */
 export interface Config {
@@ -27,6 +28,8 @@ export interface Config {
   readonly containment: 'auto' | 'on' | 'off';
   /** The uid and gid confined server processes run as. */
   readonly serverUid: number;
+  /** APP_KEY as given (validated), null when unset: src/app-key.ts's loadAppKey then uses the one in DATA_DIR. */
+  readonly appKey: string | null;
 }
 
 export class ConfigError extends Error {}
@@ -77,6 +80,13 @@ function timezone(env: Env): string {
   return zone;
 }
 
+function appKey(env: Env): string | null {
+  const raw = env.APP_KEY?.trim();
+  if (!raw) return null;
+  if (!decodeAppKey(raw)) throw new ConfigError('APP_KEY must be at least 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)');
+  return raw;
+}
+
 function containmentMode(env: Env): Config['containment'] {
   const raw = env.CONTAINMENT?.trim().toLowerCase() || 'auto';
   if (raw !== 'auto' && raw !== 'on' && raw !== 'off') throw new ConfigError(`CONTAINMENT must be "auto", "on" or "off", got "${env.CONTAINMENT}"`);
@@ -113,5 +123,6 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     containment: containmentMode(env),
     // Never 0: a confined process must not be root.
     serverUid: integer(env, 'SERVER_UID', 988, 1, 2_147_483_646),
+    appKey: appKey(env),
   });
 }

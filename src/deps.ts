@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Clock } from './clock.js';
 import type { Daemon } from './daemon/daemon.js';
 import type { BackgroundJobs } from './background.js';
+import type { ServerEvents } from './server-events.js';
 
 /**
  * Everything a request handler, a service or the scheduler may need, passed
@@ -18,4 +19,8 @@ export interface AppDeps {
   jobs: BackgroundJobs;
   /** Wakes the scheduler when schedules change (no-op without one). */
   onSchedulesChanged?: () => void;
+  /** Told when a backup or a restore ends, for live consoles (SPEC 11); buildApp makes one when absent. */
+  serverEvents?: ServerEvents;
+  /** The service's secret (src/app-key.ts); buildApp loads it (APP_KEY or `$DATA_DIR/app-key`) when absent. */
+  appKey?: Buffer;
 }

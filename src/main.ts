@@ -6,6 +6,7 @@ import { BackgroundJobs } from './background.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { recordProcessEvents } from './modules/servers/process-events.js';
+import { ServerEvents } from './server-events.js';
 import type { LocalDaemon } from './daemon/local/local-daemon.js';
 import type { DatabaseHandle } from './db/database.js';
 import { startActivityPruner } from './modules/activity/activity.pruner.js';
@@ -54,6 +55,8 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   // Restores and backups a dead instance left halfway: finished or undone before anyone can act on their servers.
   await recoverFileOperations({ db: database.db, clock, daemon }, logger);
   const jobs = new BackgroundJobs(logger);
+  // One for the process: backups the scheduler runs reach the API's live consoles too (SPEC 11).
+  const serverEvents = new ServerEvents((err) => logger.error({ err }, 'a server event listener failed'));
 
   let scheduler: SchedulerHandle | undefined;
   let app: FastifyInstance | undefined;
@@ -78,6 +81,7 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   try {
     if (options.api) {
       app = await buildApp({
+        serverEvents,
         db: database.db,
         dialect: database.dialect,
         config,
@@ -95,7 +99,7 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
       logger.info({ url }, 'quetzal is listening');
     }
     if (options.scheduler) {
-      scheduler = startScheduler({ db: database.db, dialect: database.dialect, config, clock, daemon, jobs, logger });
+      scheduler = startScheduler({ db: database.db, dialect: database.dialect, config, clock, daemon, jobs, logger, serverEvents });
       logger.info({ instance: scheduler.instanceId }, 'scheduler started');
     }
     if (options.scheduler) {

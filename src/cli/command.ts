@@ -9,6 +9,8 @@ export interface CliContext {
   database: DatabaseHandle;
   daemon: LocalDaemon;
   clock: Clock;
+  /** Reads one line of standard input (`prompt` is shown on a terminal); the process's by default (src/cli/stdin.ts). */
+  readStdinLine?: (prompt: string) => Promise<string>;
 }
 
 /** Parsed `--name value` / `--flag` options. */

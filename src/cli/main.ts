@@ -30,6 +30,8 @@ export interface RunCliOptions {
   /** Stops `serve`/`worker`; by default SIGINT or SIGTERM does. */
   stop?: AbortSignal;
   clock?: Clock;
+  /** Standard input's first line, for commands that read one (user:password); the process's by default. */
+  readStdinLine?: (prompt: string) => Promise<string>;
 }
 
 const processIo: CliIo = {
@@ -176,7 +178,13 @@ async function runAdminCommand(command: CliCommand, options: CliOptions, opts: R
   try {
     // Not daemon.start(): that would take over processes that a running service owns.
     await Promise.all(Object.values(daemon.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
-    const ctx: CliContext = { config, database, daemon, clock: opts.clock ?? systemClock };
+    const ctx: CliContext = {
+      config,
+      database,
+      daemon,
+      clock: opts.clock ?? systemClock,
+      ...(opts.readStdinLine ? { readStdinLine: opts.readStdinLine } : {}),
+    };
     return await command.run(ctx, options);
   } finally {
     await daemon.close().catch((err: unknown) => logger.warn({ err }, 'daemon did not close cleanly'));

@@ -96,5 +96,13 @@ export interface Daemon {
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void;
   /** Told when the kernel killed a server this daemon runs for using more memory than its limit (SPEC 10). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void;
+  /**
+   * Follows the server's console output from now on (SPEC 11): `onLine` gets
+   * each new line (without its newline, cut at a bounded length). One reader
+   * per server however many watch; the returned function stops this watch.
+   */
+  watchConsole(server: DaemonServer, onLine: (line: string) => void): () => void;
+  /** Up to the last `lines` lines of the server's console output, oldest first (the websocket's `send logs`). */
+  consoleHistory(server: DaemonServer, lines: number): Promise<string[]>;
   close(): Promise<void>;
 }

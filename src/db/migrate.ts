@@ -9,6 +9,7 @@ import { schedulerMigration } from './migrations/003_scheduler.js';
 import { changeGenerationsMigration } from './migrations/004_change_generations.js';
 import { fileOperationsMigration } from './migrations/005_file_operations.js';
 import { serverLimitsMigration } from './migrations/006_server_limits.js';
+import { passwordsSessionsMigration } from './migrations/007_passwords_sessions.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -19,6 +20,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '004_change_generations': changeGenerationsMigration(handle.dialect),
     '005_file_operations': fileOperationsMigration(handle.dialect),
     '006_server_limits': serverLimitsMigration(handle.dialect),
+    '007_passwords_sessions': passwordsSessionsMigration(handle.dialect),
   };
 }
 

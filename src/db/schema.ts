@@ -17,6 +17,8 @@ export interface UserTable {
   root_admin: Flag;
   use_totp: Flag;
   created_at: Millis;
+  /** Migration 007: `scrypt$N$r$p$salt$hash` (src/modules/users/passwords.ts); null: cannot sign in. */
+  password: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeyTable {
@@ -194,6 +196,26 @@ export interface ActivityFacetTable {
   total: number;
 }
 
+/** A signed-in browser (migration 007). `id` is the SHA-256 (hex) of the cookie's token. */
+export interface SessionTable {
+  id: string;
+  user_id: number;
+  csrf_token: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: Millis;
+  last_seen_at: Millis;
+  /** The absolute end, whatever the activity. */
+  expires_at: Millis;
+}
+
+/** One sign-in attempt in a throttle's bucket (migration 007): an IP's, or an account's. */
+export interface LoginAttemptTable {
+  id: Id;
+  bucket: string;
+  attempted_at: Millis;
+}
+
 /** A number raised on every change to the named table (migration 004), what caches check. */
 export interface ChangeGenerationTable {
   name: string;
@@ -214,9 +236,12 @@ export interface Tables {
   activity_facets: ActivityFacetTable;
   change_generations: ChangeGenerationTable;
   backup_restores: BackupRestoreTable;
+  sessions: SessionTable;
+  login_attempts: LoginAttemptTable;
 }
 
-export type UserRow = Selectable<UserTable>;
+/** A user as the rest of the code sees one: the password hash never travels with it. */
+export type UserRow = Omit<Selectable<UserTable>, 'password'>;
 export type NewUser = Insertable<UserTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type ServerRow = Selectable<ServerTable>;
@@ -231,5 +256,6 @@ export type TaskUpdate = Updateable<TaskTable>;
 export type BackupRow = Selectable<BackupTable>;
 export type NewBackup = Insertable<BackupTable>;
 export type BackupRestoreRow = Selectable<BackupRestoreTable>;
+export type SessionRow = Selectable<SessionTable>;
 export type ActivityLogRow = Selectable<ActivityLogTable>;
 export type NewActivityLog = Insertable<ActivityLogTable>;

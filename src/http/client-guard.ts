@@ -1,6 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Authenticated, ClientResolver, PathIds, ServerTarget } from './client-resolver.js';
+import { csrfTokenMatches, MUTATING_METHODS, readCookie, SESSION_COOKIE, XSRF_HEADER } from './cookies.js';
 import { conflict, forbidden, notFound, tooManyRequests, unauthenticated } from './errors.js';
 import { can, type Permission } from './permissions.js';
 import { RateLimiter } from './rate-limit.js';
@@ -48,14 +49,19 @@ export function registerClientGuard(app: FastifyInstance, deps: { resolver: Clie
     const config = request.routeOptions.config;
     if (!config.authenticated) return;
     const header = request.headers.authorization;
-    const token = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
-    if (token === undefined) throw unauthenticated();
-    const authentication = await resolver.authenticate(token, request.ip, clock.now());
-    if (!authentication.ok) {
-      if (authentication.reason === 'ip-not-allowed') throw forbidden('This IP address is not allowed to use this API key.');
-      throw unauthenticated();
+    if (header === undefined) {
+      request.auth = await authenticateBySession(resolver, request, clock.now());
+    } else {
+      // A bearer token wins over any session cookie the request also carries.
+      const token = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+      if (token === undefined) throw unauthenticated();
+      const authentication = await resolver.authenticate(token, request.ip, clock.now());
+      if (!authentication.ok) {
+        if (authentication.reason === 'ip-not-allowed') throw forbidden('This IP address is not allowed to use this API key.');
+        throw unauthenticated();
+      }
+      request.auth = authentication.auth;
     }
-    request.auth = authentication.auth;
     const decision = limiter.take(request.auth.user.id);
     reply.header('X-RateLimit-Limit', decision.limit);
     reply.header('X-RateLimit-Remaining', decision.remaining);
@@ -70,6 +76,23 @@ export function registerClientGuard(app: FastifyInstance, deps: { resolver: Clie
     assertAllowed(target, config.client);
     request.target = target;
   });
+}
+
+/**
+ * A signed-in browser (SPEC 12): the session cookie's user, as a key's would
+ * be. A request that changes something must carry the session's CSRF token in
+ * `X-XSRF-TOKEN` or is refused (403) before anything runs: another site can
+ * make the browser send the cookie, but cannot read the token.
+ */
+async function authenticateBySession(resolver: ClientResolver, request: FastifyRequest, now: number): Promise<Authenticated> {
+  const token = readCookie(request.headers.cookie, SESSION_COOKIE);
+  if (token === undefined) throw unauthenticated();
+  const session = await resolver.authenticateSession(token, request.ip, now);
+  if (!session) throw unauthenticated();
+  if (MUTATING_METHODS.has(request.method) && !csrfTokenMatches(request.headers[XSRF_HEADER], session.csrfToken)) {
+    throw forbidden('CSRF token mismatch.');
+  }
+  return session.auth;
 }
 
 /** The permission (403) and server-status (409) checks, once every addressed row is known to be visible. */

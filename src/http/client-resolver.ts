@@ -2,11 +2,21 @@ import type { Actor } from '../actor.js';
 import type { ApiKeyRow, BackupRow, ScheduleRow, ServerRow, TaskRow, UserRow } from '../db/schema.js';
 import type { Access } from './permissions.js';
 
-/** The caller of an authenticated request. */
+/**
+ * The caller of an authenticated request: through an API key (`key`) or a
+ * signed-in browser's session (`sessionId`, the session row's id), never both.
+ */
 export interface Authenticated {
   user: UserRow;
-  key: ApiKeyRow;
+  key: ApiKeyRow | null;
+  sessionId: string | null;
   actor: Actor;
+}
+
+/** A live session named by a cookie: its caller (no key: `actor.apiKeyId` null) and the CSRF token its mutating requests must carry. */
+export interface SessionAuthentication {
+  auth: Authenticated;
+  csrfToken: string;
 }
 
 /** Why a bearer token was refused: 401 for an unknown or revoked key, 403 for a caller outside its allowed IPs. */
@@ -36,6 +46,8 @@ export interface PathIds {
 export interface ClientResolver {
   /** The key a bearer token names, checked against its secret and allowed IPs; marks it used. */
   authenticate(token: string, ip: string, now: number): Promise<Authentication>;
+  /** The live session a session cookie's token names (null when unknown, ended or expired); marks it seen. */
+  authenticateSession(token: string, ip: string, now: number): Promise<SessionAuthentication | null>;
   /**
    * The server `user` may see and every row the path names, each belonging to
    * that server (a task to that schedule); null when any is missing or foreign

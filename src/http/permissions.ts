@@ -15,6 +15,7 @@ export const PERMISSIONS = [
   'control.stop',
   'control.restart',
   'file.delete',
+  'websocket.connect',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

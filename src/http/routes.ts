@@ -116,8 +116,8 @@ export function clientRoute<
   });
 }
 
-/** Runs after the guard and before schema validation (SPEC 1.2's order). */
-async function normaliseBody(request: FastifyRequest) {
+/** Runs after the guard and before schema validation (SPEC 1.2's order); also used by the sign-in routes. */
+export async function normaliseBody(request: FastifyRequest) {
   const body = request.body;
   if (body === undefined) {
     request.body = {};

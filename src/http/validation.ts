@@ -13,6 +13,9 @@ export function toBoolean(value: unknown): boolean {
   return value === true || value === 1 || value === '1' || value === 'true';
 }
 
+/** Members TrimStrings leaves as sent, as Laravel's does: a password's spaces are part of it. */
+const UNTRIMMED: ReadonlySet<string> = new Set(['current_password', 'password', 'password_confirmation']);
+
 /**
  * Strings are trimmed, and a missing or null optional member, or an empty
  * string, means "not given" (SPEC 1) — Laravel's TrimStrings and
@@ -23,7 +26,7 @@ export function dropUnsetMembers(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const out: Record<string, unknown> = {};
   for (const [key, raw] of Object.entries(body as Record<string, unknown>)) {
-    const value = typeof raw === 'string' ? raw.trim() : raw;
+    const value = typeof raw === 'string' && !UNTRIMMED.has(key) ? raw.trim() : raw;
     if (value === null || value === undefined || value === '') continue;
     out[key] = value;
   }

@@ -73,7 +73,13 @@ export class RunDriver {
   private renewTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly ctx: SchedulerContext) {
-    this.taskDeps = { db: ctx.db, clock: ctx.clock, daemon: ctx.daemon, config: ctx.config };
+    this.taskDeps = {
+      db: ctx.db,
+      clock: ctx.clock,
+      daemon: ctx.daemon,
+      config: ctx.config,
+      ...(ctx.serverEvents ? { serverEvents: ctx.serverEvents } : {}),
+    };
     this.steps = new Batcher(STEP_BATCH, (batch) => {
       const now = ctx.clock.now();
       return ctx.db

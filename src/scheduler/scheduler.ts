@@ -53,7 +53,7 @@ interface SchedulerOptions {
 }
 
 export type SchedulerDeps = Pick<AppDeps, 'db' | 'dialect' | 'config' | 'clock' | 'daemon'> &
-  Partial<Pick<AppDeps, 'jobs' | 'onSchedulesChanged'>> &
+  Partial<Pick<AppDeps, 'jobs' | 'onSchedulesChanged' | 'serverEvents'>> &
   SchedulerOptions;
 
 export function startScheduler(deps: SchedulerDeps): SchedulerHandle {
@@ -83,6 +83,8 @@ class Scheduler implements SchedulerHandle {
       config: deps.config,
       clock: deps.clock,
       daemon: deps.daemon,
+      // Backups a task makes tell live consoles when they end (SPEC 11), as those made through the API do.
+      ...(deps.serverEvents ? { serverEvents: deps.serverEvents } : {}),
       instanceId: identity.id,
       log: deps.logger ?? silentLogger,
       leaseMs: deps.leaseMs ?? DEFAULT_LEASE_MS,

@@ -13,7 +13,7 @@ import type { TaskRow } from '../db/schema.js';
  * any transaction; the event it earns is returned, and the run writes it in
  * the same transaction that moves its cursor past the task.
  */
-export type TaskDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
+export type TaskDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config' | 'serverEvents'>;
 
 interface TaskEvent {
   event: string;

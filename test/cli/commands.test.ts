@@ -56,9 +56,9 @@ describe('argument parsing', () => {
     const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t) };
     expect(await runCli(['user:create', '--username', 'x', '--bogus'], { io, env: {} })).toBe(1);
     expect(out).toEqual([]);
-    expect(err).toEqual(['quetzal: unknown option --bogus (usage: quetzal user:create --username U --email E [--admin])\n']);
+    expect(err).toEqual(['quetzal: unknown option --bogus (usage: quetzal user:create --username U --email E [--admin] [--password-stdin])\n']);
     expect(await runCli(['user:create', '--help'], { io, env: {} })).toBe(0);
-    expect(out).toEqual(['usage: quetzal user:create --username U --email E [--admin]\n']);
+    expect(out).toEqual(['usage: quetzal user:create --username U --email E [--admin] [--password-stdin]\n']);
   });
 
   it('takes the PostgreSQL schema from the URL so that migrations stay in it', () => {
@@ -219,8 +219,8 @@ describeEachDatabase('admin commands', (database) => {
     ).toBe(403);
 
     await expect(
-      run(subuserAdd, { server: server.uuid, user: sub.uuid, permissions: 'schedule.read,websocket.connect,nope' }),
-    ).rejects.toThrow(/unknown permissions websocket\.connect, nope \(known: schedule\.read/);
+      run(subuserAdd, { server: server.uuid, user: sub.uuid, permissions: 'schedule.read,file.read,nope' }),
+    ).rejects.toThrow(/unknown permissions file\.read, nope \(known: schedule\.read/);
     await expect(run(subuserAdd, { server: server.uuid, user: sub.uuid, permissions: ' , ' })).rejects.toThrow(/at least one/);
     await expect(run(subuserAdd, { server: server.uuid, user: owner.user.uuid, permissions: 'activity.read' })).rejects.toThrow(
       /owns this server/,

@@ -16,6 +16,18 @@ describeEachDatabase('servers', (database) => {
     }
   });
 
+  it("says in meta whether the caller owns the server and what the caller may do on it, as Pterodactyl's front end reads", async () => {
+    const { owner, server } = await h.make.ownedServer();
+    const ownerView = await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}` });
+    expect(ownerView.json().meta).toEqual({ is_server_owner: true, user_permissions: ['*'] });
+    const subuser = await h.make.subuser(server, ['control.start', 'control.console']);
+    const subuserView = await h.request(subuser.token, { method: 'GET', url: `/api/client/servers/${server.uuid}` });
+    expect(subuserView.json().meta).toEqual({ is_server_owner: false, user_permissions: ['control.console', 'control.start'] });
+    const admin = await h.make.user({ admin: true });
+    const adminView = await h.request(admin.token, { method: 'GET', url: `/api/client/servers/${server.uuid}` });
+    expect(adminView.json().meta).toEqual({ is_server_owner: false, user_permissions: ['*'] });
+  });
+
   it('is a 404 for a server the caller cannot see', async () => {
     const { server } = await h.make.ownedServer();
     const stranger = await h.make.user();

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
+import { ServerEvents, type ServerEvent } from '../../src/server-events.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import {
   ECHO_STARTUP,
@@ -291,11 +292,18 @@ describeEachDatabase('scheduler runs', (database) => {
         { action: 'delete_files', payload: 'world.dat' },
       ],
     });
-    h.scheduler();
+    // Live consoles hear of a backup a task made, as of one made through the API (SPEC 11).
+    const serverEvents = new ServerEvents();
+    const heard: ServerEvent[] = [];
+    serverEvents.subscribe((event) => heard.push(event));
+    h.scheduler({ serverEvents });
     await waitForRunEnd(h.db.db, schedule.id);
     const backups = await h.db.db.selectFrom('backups').selectAll().where('server_id', '=', server.id).execute();
     expect(backups).toHaveLength(1);
     expect(backups[0]!.is_successful).toBe(1);
+    expect(heard).toEqual([
+      expect.objectContaining({ type: 'backup-completed', serverUuid: server.uuid, backupUuid: backups[0]!.uuid, successful: true }),
+    ]);
     expect(JSON.parse(backups[0]!.ignored_files)).toEqual(['*.log']);
     // The second backup hit the limit: the run stopped before deleting anything.
     expect(fs.existsSync(path.join(volume, 'world.dat'))).toBe(true);

@@ -10,6 +10,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   serve: async () => (await import('./serve.js')).command,
   worker: async () => (await import('./worker.js')).command,
   'user:create': async () => (await import('./user-create.js')).command,
+  'user:password': async () => (await import('./user-password.js')).command,
   'server:create': async () => (await import('./server-create.js')).command,
   'server:status': async () => (await import('./server-status.js')).command,
   'key:create': async () => (await import('./key-create.js')).command,

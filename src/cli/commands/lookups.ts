@@ -1,8 +1,10 @@
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow, UserRow } from '../../db/schema.js';
 import { findServerByReference } from '../../modules/servers/servers.repository.js';
+import { passwordProblem } from '../../modules/users/passwords.js';
 import { findUserByReference } from '../../modules/users/users.repository.js';
-import { CliError, type CliOptions } from '../command.js';
+import { CliError, type CliContext, type CliOptions } from '../command.js';
+import { readStdinLine } from '../stdin.js';
 
 /** USER: a username, email or UUID. */
 export async function requireUser(db: Queryable, reference: string): Promise<UserRow> {
@@ -40,3 +42,11 @@ export function listOption(value: string): string[] {
 
 /** Length in characters (code points), as the database's varchar(n) counts. */
 export const characters = (value: string) => [...value].length;
+
+/** A new password, one line of standard input: at least 8 characters, at most 1024 bytes, kept as typed (not trimmed). */
+export async function readNewPassword(ctx: CliContext): Promise<string> {
+  const password = await readStdinLine(ctx, 'New password: ');
+  const problem = passwordProblem(password);
+  if (problem) throw new CliError(`the password on standard input must be ${problem}`);
+  return password;
+}

@@ -1,6 +1,7 @@
 import { CliError, requireOption, type CliCommand } from '../command.js';
 import { createUser, findTakenUserField } from '../../modules/users/users.repository.js';
-import { characters } from './lookups.js';
+import { hashPassword } from '../../modules/users/passwords.js';
+import { characters, readNewPassword } from './lookups.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // The WHATWG (HTML) definition of a valid e-mail address: what browsers and Laravel accept in practice.
@@ -20,12 +21,12 @@ export function isEmail(email: string): boolean {
   return characters(email) <= 191 && EMAIL.test(email);
 }
 
-/** `user:create --username U --email E [--admin]` (CONTRACT.md). */
+/** `user:create --username U --email E [--admin] [--password-stdin]` (CONTRACT.md). */
 export const command: CliCommand = {
   name: 'user:create',
-  usage: '--username U --email E [--admin]',
+  usage: '--username U --email E [--admin] [--password-stdin]',
   valueOptions: ['username', 'email'],
-  flagOptions: ['admin'],
+  flagOptions: ['admin', 'password-stdin'],
   async run(ctx, options) {
     const username = requireOption(options, 'username');
     const email = requireOption(options, 'email');
@@ -34,6 +35,8 @@ export const command: CliCommand = {
     if (!isEmail(email)) throw new CliError(`--email is not a valid email address: "${email}"`);
     const rootAdmin = options.admin === true;
     const db = ctx.database.db;
+    // Read and hashed before anything is written: a refused password creates no user.
+    const passwordHash = options['password-stdin'] === true ? await hashPassword(await readNewPassword(ctx)) : null;
 
     const taken = async () => {
       const field = await findTakenUserField(db, username, email);
@@ -43,7 +46,7 @@ export const command: CliCommand = {
     if (conflict) throw conflict;
     let user;
     try {
-      user = await createUser(db, { username, email, rootAdmin, now: ctx.clock.now() });
+      user = await createUser(db, { username, email, rootAdmin, passwordHash, now: ctx.clock.now() });
     } catch (err) {
       // Created by someone else between the check and the insert.
       throw (await taken()) ?? err;

@@ -17,6 +17,7 @@ import { createArchive } from './archive/create.js';
 import { lstatOrNull } from './archive/lstat-or-null.js';
 import { restoreArchive } from './archive/restore.js';
 import { ConsoleBusyError, ProcessSupervisor, ServerNotRunningError, NoStartupCommandError } from './process/supervisor.js';
+import { ConsoleTails } from './process/console-tail.js';
 import { discardFolder, settleRestoreFolder } from './restore/recover-restore.js';
 import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
 import { ContainerLauncher } from './container/container-launcher.js';
@@ -134,6 +135,22 @@ export class LocalDaemon implements Daemon {
   /** Told when the kernel killed a server for using more memory than its limit (SPEC 10). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void {
     return this.processes.onOutOfMemory(listener);
+  }
+
+  /** Console output as the server prints it (SPEC 11): one reader of its console log per server, however many watch. */
+  watchConsole(server: DaemonServer, onLine: (line: string) => void): () => void {
+    return this.consoleTails().watch(server.uuid, onLine);
+  }
+
+  async consoleHistory(server: DaemonServer, lines: number): Promise<string[]> {
+    return this.consoleTails().history(server.uuid, lines);
+  }
+
+  /** Made on first use; it stops watching by itself once nobody watches. */
+  private consoleTailsCreated: ConsoleTails | undefined;
+  private consoleTails(): ConsoleTails {
+    this.consoleTailsCreated ??= new ConsoleTails(this.paths.logs);
+    return this.consoleTailsCreated;
   }
 
   async state(server: DaemonServer): Promise<ServerState> {

@@ -18,7 +18,7 @@ import { isVolumeChanging } from './volume-changes.js';
  * that deletes the row (docs/RESTORE.md "Crash safety").
  */
 
-type RestoreDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
+type RestoreDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config' | 'serverEvents'>;
 
 const NOT_RESTORABLE = 'This backup cannot be restored at this time: not completed or failed.';
 const SERVER_NOT_READY = 'This server is not currently in a state that allows for a backup to be restored.';
@@ -145,6 +145,8 @@ export async function performRestore(
     return true;
   });
   crashPoint('restore-finished');
+  // Live consoles hear of it as from Wings (SPEC 11), whatever the outcome.
+  if (recorded) deps.serverEvents?.emit({ type: 'restore-completed', serverUuid: server.uuid, successful: error === undefined });
   // Best effort: a leftover is removed by the next start's sweep.
   if (recorded) await deps.daemon.discardRestore(restoreId).catch(() => undefined);
   return error;

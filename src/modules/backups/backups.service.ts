@@ -36,7 +36,7 @@ import { isVolumeChanging } from './volume-changes.js';
  * restore. Routes and admin commands call these same functions.
  */
 
-export type BackupDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
+export type BackupDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config' | 'serverEvents'>;
 export type BackgroundBackupDeps = BackupDeps & Pick<AppDeps, 'jobs'>;
 
 const RESTORING = 'This server is currently restoring a backup, please try again later.';
@@ -244,6 +244,17 @@ async function writeAndRecordBackup(deps: BackupDeps, server: ServerRow, backup:
   });
   // Deleted meanwhile, or marked failed by recovery (this process looked dead): no row names the archive.
   if (!finished && archive) await deps.daemon.deleteBackup(daemonServer(server), backup.uuid).catch(() => undefined);
+  // Live consoles hear of it as from Wings (SPEC 11): once the outcome is recorded.
+  if (finished) {
+    deps.serverEvents?.emit({
+      type: 'backup-completed',
+      serverUuid: server.uuid,
+      backupUuid: backup.uuid,
+      successful: archive !== undefined,
+      checksum: archive ? archive.sha1.toLowerCase() : '',
+      bytes: archive?.bytes ?? 0,
+    });
+  }
   return error === undefined ? { backup: finished } : { backup: finished, error };
 }
 

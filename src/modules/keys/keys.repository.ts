@@ -1,5 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import { precompiled, type Queryable } from '../../db/database.js';
+import { precompiled, type DialectName, type Queryable } from '../../db/database.js';
 import type { ApiKeyRow, ApiKeyTable, UserRow } from '../../db/schema.js';
 
 export async function insertApiKey(db: Queryable, values: Insertable<ApiKeyTable>): Promise<ApiKeyRow> {
@@ -75,4 +75,42 @@ export async function findKeyWithUser(
           created_at: r.u_created_at,
         };
   return { key, user };
+}
+
+/** A user's keys that still work, oldest first (revoked ones are gone from their owner's view). */
+export async function listLiveApiKeysOfUser(db: Queryable, userId: number): Promise<ApiKeyRow[]> {
+  return db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null).orderBy('id').execute();
+}
+
+export async function countLiveApiKeysOfUser(db: Queryable, userId: number): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Revokes one of the user's live keys; false when the user has no such key. */
+export async function revokeApiKeyOfUser(db: Queryable, userId: number, identifier: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('identifier', '=', identifier)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Serialises key creations of one user until the transaction ends, so that a
+ * count of their keys stays true until the new one is in. PostgreSQL: a row
+ * lock on the user that does not block inserts referencing it. SQLite: the
+ * transaction's first write (the insert that follows) takes the database's
+ * write lock, which already serialises.
+ */
+export async function lockKeysOfUser(trx: Queryable, dialect: DialectName, userId: number): Promise<void> {
+  if (dialect === 'postgres') await sql`select id from users where id = ${userId} for no key update`.execute(trx);
 }

@@ -67,7 +67,7 @@ export async function authenticateToken(db: Queryable, token: string, ip: string
   if (key.revoked_at !== null || !secretMatches(key, parts.secret) || !user) return { ok: false, reason: 'unknown-key' };
   if (!ipAllowed(JSON.parse(key.allowed_ips) as string[], ip)) return { ok: false, reason: 'ip-not-allowed' };
   if (key.last_used_at === null || now - key.last_used_at >= LAST_USED_RESOLUTION_MS) await markApiKeyUsed(db, key.id, now);
-  return { ok: true, auth: { user, key, actor: { userId: user.id, apiKeyId: key.id, ip } } };
+  return { ok: true, auth: { user, key, sessionId: null, actor: { userId: user.id, apiKeyId: key.id, ip } } };
 }
 
 /** Splits a bearer token; null when it cannot be one of ours. */

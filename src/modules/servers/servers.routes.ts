@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { paginatedList } from '../../http/envelopes.js';
 import { PageQuery, parsePageQuery } from '../../http/query.js';
-import { serverItem, statsItem } from './servers.transformer.js';
+import { serverItem, serverMeta, statsItem } from './servers.transformer.js';
 import { listVisibleServers, serverResources } from './servers.service.js';
 import { CommandBody, PowerBody } from './power.schemas.js';
 import { sendConsoleCommand, sendPowerSignal } from './power.service.js';
@@ -28,7 +28,10 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
     url: '/servers/:server',
     summary: 'Show one server',
     allowedWhenSuspended: true,
-    handler: async (request) => serverItem(request.target.server, request.auth.user),
+    handler: async (request) => ({
+      ...serverItem(request.target.server, request.auth.user),
+      meta: serverMeta(request.target.server, request.auth.user, request.target.access),
+    }),
   });
 
   clientRoute(app, {

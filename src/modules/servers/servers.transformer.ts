@@ -1,6 +1,7 @@
 import type { ServerRow, UserRow } from '../../db/schema.js';
 import type { ServerResources } from '../../daemon/daemon.js';
 import { item } from '../../http/envelopes.js';
+import type { Access } from '../../http/permissions.js';
 
 /** The `server` object in the shape Pterodactyl's clients parse. */
 export function serverItem(server: ServerRow, viewer: UserRow) {
@@ -37,6 +38,18 @@ export function serverItem(server: ServerRow, viewer: UserRow) {
       variables: { object: 'list', data: [] },
     },
   });
+}
+
+/**
+ * The `meta` Pterodactyl sends with one server: whether the caller owns it,
+ * and what the caller may do on it (`*` for the owner and root admins, as
+ * Pterodactyl's `user_permissions`), which front ends use to enable controls.
+ */
+export function serverMeta(server: ServerRow, viewer: UserRow, access: Access) {
+  return {
+    is_server_owner: server.owner_id === viewer.id,
+    user_permissions: access.isOwnerOrAdmin ? ['*'] : [...access.permissions].sort(),
+  };
 }
 
 /** GET /resources: Pterodactyl's `stats` object, the figures as Wings gives them (cpu_absolute to 3 decimals, uptime in whole ms). */

@@ -3,9 +3,12 @@ import { sql } from 'kysely';
 import type { DialectName, Queryable } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 
+/** Every column but the password hash, which leaves the database only for a sign-in check. */
+const USER_COLUMNS = ['id', 'uuid', 'username', 'email', 'root_admin', 'use_totp', 'created_at'] as const;
+
 export async function createUser(
   db: Queryable,
-  input: { username: string; email: string; rootAdmin: boolean; now: number },
+  input: { username: string; email: string; rootAdmin: boolean; now: number; passwordHash?: string | null },
 ): Promise<UserRow> {
   return db
     .insertInto('users')
@@ -16,8 +19,9 @@ export async function createUser(
       root_admin: input.rootAdmin ? 1 : 0,
       use_totp: 0,
       created_at: input.now,
+      password: input.passwordHash ?? null,
     })
-    .returningAll()
+    .returning(USER_COLUMNS)
     .executeTakeFirstOrThrow();
 }
 
@@ -25,7 +29,7 @@ export async function createUser(
 export async function findUserByReference(db: Queryable, reference: string): Promise<UserRow | undefined> {
   return db
     .selectFrom('users')
-    .selectAll()
+    .select(USER_COLUMNS)
     .where((eb) => eb.or([eb('username', '=', reference), eb('email', '=', reference), eb('uuid', '=', reference)]))
     .executeTakeFirst();
 }
@@ -42,6 +46,35 @@ export async function findTakenUserField(db: Queryable, username: string, email:
     .execute();
   if (rows.some((r) => r.username.toLowerCase() === username.toLowerCase())) return 'username';
   return rows.length > 0 ? 'email' : null;
+}
+
+/**
+ * The user a sign-in names, with their password hash: by email when the input
+ * has an `@` (usernames cannot), by username otherwise, in any letter case
+ * (both are unique whatever their case).
+ */
+export async function findUserForSignIn(db: Queryable, input: string): Promise<{ user: UserRow; password: string | null } | undefined> {
+  const column = input.includes('@') ? 'email' : 'username';
+  const row = await db
+    .selectFrom('users')
+    .select([...USER_COLUMNS, 'password'])
+    .where((eb) => eb(eb.fn('lower', [column]), '=', input.toLowerCase()))
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { password, ...user } = row;
+  return { user, password };
+}
+
+/** The user's password hash (null: none set), for a check of the current password. */
+export async function findPasswordHash(db: Queryable, userId: number): Promise<string | null> {
+  const row = await db.selectFrom('users').select('password').where('id', '=', userId).executeTakeFirst();
+  return row?.password ?? null;
+}
+
+export async function setPasswordHash(db: Queryable, userId: number, hash: string): Promise<void> {
+  await db.updateTable('users').set({ password: hash }).where('id', '=', userId).execute();
 }
 
 export async function hasUsers(db: Queryable): Promise<boolean> {

@@ -1,0 +1,7 @@
+import { Type } from '@sinclair/typebox';
+
+/** `POST /auth/login`, Pterodactyl's body: `user` is a username or an email. */
+export const SignInBody = Type.Object({
+  user: Type.String({ maxLength: 255 }),
+  password: Type.String(),
+});

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { auditPage, launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
+
+/**
+ * The live console (SPEC 11, 12): a real process's output over the
+ * websocket, a command and its echo, power buttons, memory and CPU graphs from
+ * `stats` frames, and power buttons disabled for a subuser without the
+ * permission.
+ */
+
+let svc: ConsoleService;
+let browser: Browser;
+let server: { uuid: string; identifier: string };
+
+const POWER = ['Start', 'Restart', 'Stop', 'Kill'];
+const powerButton = (page: Page, name: string) =>
+  page.getByRole('group', { name: 'Power' }).getByRole('button', { name, exact: true });
+const output = (page: Page) => page.getByRole('log', { name: 'Console output' });
+
+beforeAll(async () => {
+  [svc, browser] = await Promise.all([startConsoleService(), launchBrowser()]);
+  // One admin command at a time: concurrent ones can meet SQLite's "database is locked".
+  await svc.user('margaret', 'margaret-password-1');
+  await svc.user('helper', 'helper-password-1');
+  await svc.user('watcher', 'watcher-password-1');
+  server = await svc.echoServer('margaret', 'Apollo guidance', ['--memory', '256']);
+  await svc.cli([
+    'subuser:add',
+    '--server',
+    server.identifier,
+    '--user',
+    'helper',
+    '--permissions',
+    'websocket.connect,control.console',
+  ]);
+  await svc.cli(['subuser:add', '--server', server.identifier, '--user', 'watcher', '--permissions', 'activity.read']);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await svc?.stop();
+});
+
+describe('the web console: live console', () => {
+  it("shows a real process's output, sends a command and shows its echo, graphs memory and CPU", async () => {
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'margaret', 'margaret-password-1', `/server/${server.identifier}`);
+    await page.getByText('No output yet.').waitFor();
+    for (const name of POWER) expect(await powerButton(page, name).count()).toBe(1);
+    await powerButton(page, 'Start').click();
+    // "ready" is the echo fixture's first line, read from its console over the websocket.
+    await output(page).getByText('ready', { exact: true }).waitFor({ timeout: 15_000 });
+    await page.locator('.badge.state-running').waitFor();
+    expect(await powerButton(page, 'Start').isDisabled()).toBe(true);
+
+    await page.getByLabel('Command').fill('say hello from the console');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await output(page).getByText('> say hello from the console', { exact: true }).waitFor();
+    expect(await page.getByLabel('Command').inputValue()).toBe('');
+
+    // Stats frames (about every 2 s while running) fill the figures and the two graphs.
+    await page.locator('.sparkline-line').nth(1).waitFor({ timeout: 15_000 });
+    expect(await page.getByRole('img', { name: 'Memory use over the last two minutes' }).count()).toBe(1);
+    expect(await page.getByRole('img', { name: 'CPU use over the last two minutes' }).count()).toBe(1);
+    expect(await page.locator('.stat strong').first().textContent()).toMatch(/\d+(\.\d)? (B|KiB|MiB) \/ 256 MiB/);
+    await auditPage(page, 'console');
+
+    // Reloading brings the recent lines back (`send logs`).
+    await page.reload();
+    await output(page).getByText('> say hello from the console', { exact: true }).waitFor();
+
+    await powerButton(page, 'Stop').click();
+    await page.locator('.badge.state-offline').waitFor({ timeout: 15_000 });
+    expect(await powerButton(page, 'Start').isEnabled()).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('disables the power buttons for a subuser without the permission, and the command line without control.console', async () => {
+    const { page, context } = await newPage(browser);
+    await signIn(page, svc.base, 'helper', 'helper-password-1', `/server/${server.identifier}`);
+    // Connected: the console shows the server's recent lines (or says there are none).
+    await expect.poll(() => output(page).locator('.terminal-line').first().textContent()).not.toBe('Connecting to the console…');
+    for (const name of POWER) expect(await powerButton(page, name).isDisabled(), name).toBe(true);
+    expect(await page.getByLabel('Command').isEnabled()).toBe(true);
+    await auditPage(page, 'console-subuser');
+    await context.close();
+
+    const watcher = await newPage(browser);
+    await signIn(watcher.page, svc.base, 'watcher', 'watcher-password-1', `/server/${server.identifier}`);
+    await watcher.page.getByText(/The live console is unavailable/).waitFor();
+    for (const name of POWER) expect(await powerButton(watcher.page, name).isDisabled(), name).toBe(true);
+    expect(await watcher.page.getByLabel('Command').isDisabled()).toBe(true);
+    await watcher.context.close();
+  });
+});

@@ -1,0 +1,266 @@
+import { expect, it } from 'vitest';
+import { describeEachDatabase } from '../helpers/databases.js';
+import { useHarness } from '../helpers/harness.js';
+import { browserRequest, freshIp, login, setCookies, signIn, userWithPassword } from '../helpers/sign-in.js';
+
+const FAILED = 'No account matching those credentials could be found.';
+const DAY = 86_400_000;
+
+/** SPEC 12: POST /auth/login, GET /auth/session, POST /auth/logout, and how sessions end. */
+describeEachDatabase('sign-in', (database) => {
+  const h = useHarness(database);
+
+  it('signs in by username and by email, in any letter case, and answers the account', async () => {
+    const { user, password } = await userWithPassword(h);
+    for (const name of [user.username, user.email, user.email.toUpperCase(), user.username.toUpperCase()]) {
+      const res = await login(h, { user: name, password });
+      expect(res.statusCode, name).toBe(200);
+      expect(res.json()).toEqual({
+        data: {
+          complete: true,
+          intended: '/',
+          user: {
+            id: user.id,
+            admin: false,
+            username: user.username,
+            email: user.email,
+            first_name: '',
+            last_name: '',
+            language: 'en',
+          },
+        },
+      });
+    }
+  });
+
+  it('sets an HttpOnly SameSite=Lax session cookie and a readable XSRF-TOKEN cookie, stored only as a hash', async () => {
+    const { user, password } = await userWithPassword(h);
+    const { response, token, csrf } = await signIn(h, user.username, password);
+    const cookies = setCookies(response);
+    const session = cookies.get('quetzal_session')!;
+    expect(session.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(session.attributes).toEqual(expect.arrayContaining(['Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${30 * 86_400}`]));
+    expect(session.attributes).not.toContain('Secure');
+    const xsrf = cookies.get('XSRF-TOKEN')!;
+    expect(xsrf.value).toBe(csrf);
+    expect(xsrf.attributes).toEqual(expect.arrayContaining(['Path=/', 'SameSite=Lax']));
+    expect(xsrf.attributes).not.toContain('HttpOnly');
+
+    const rows = await h.db.db.selectFrom('sessions').selectAll().where('user_id', '=', user.id).execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.id).toMatch(/^[0-9a-f]{64}$/);
+    expect(rows[0]!.id).not.toContain(token);
+    expect(rows[0]!.csrf_token).toBe(csrf);
+    expect(rows[0]!.expires_at - rows[0]!.created_at).toBe(30 * DAY);
+  });
+
+  it('answers a wrong password and an unknown name with the same 422', async () => {
+    const { user, password } = await userWithPassword(h);
+    const wrong = await login(h, { user: user.username, password: `${password}!` });
+    const unknown = await login(h, { user: 'nobody_here', password });
+    const unknownEmail = await login(h, { user: 'nobody@example.test', password });
+    const noPassword = await h.make.user();
+    const passwordless = await login(h, { user: noPassword.user.username, password: 'anything at all' });
+    const expected = {
+      errors: [
+        { code: 'ValidationException', status: '422', detail: FAILED, meta: { source_field: 'user', rule: 'credentials' } },
+      ],
+    };
+    for (const res of [wrong, unknown, unknownEmail, passwordless]) {
+      expect(res.statusCode).toBe(422);
+      expect(res.json()).toEqual(expected);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+    // A password is compared as sent: no trimming.
+    expect((await login(h, { user: user.username, password: ` ${password} ` })).statusCode).toBe(422);
+  });
+
+  it('validates the body: both members required', async () => {
+    const res = await login(h, { user: 'someone' });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].meta).toEqual({ source_field: 'password', rule: 'required' });
+    expect((await login(h, { password: 'x' })).json().errors[0].meta).toEqual({ source_field: 'user', rule: 'required' });
+  });
+
+  it('throttles an account: 5 failures in 15 minutes, from any address, then 429 with Retry-After; the right password waits too', async () => {
+    const { user, password } = await userWithPassword(h);
+    for (let i = 0; i < 5; i++)
+      expect((await login(h, { user: i % 2 ? user.email : user.username, password: 'wrong password' })).statusCode).toBe(422);
+    const refused = await login(h, { user: user.username, password });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json().errors[0]).toMatchObject({ code: 'TooManyRequestsHttpException', status: '429' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(15 * 60);
+    // An unknown name is throttled the same way: the answers do not tell which names exist.
+    for (let i = 0; i < 5; i++)
+      expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' })).statusCode).toBe(422);
+    expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' })).statusCode).toBe(429);
+
+    h.clock.advance(15 * 60_000 + 1000);
+    expect((await login(h, { user: user.username, password })).statusCode).toBe(200);
+  });
+
+  it('forgets an account’s failures at a successful sign-in', async () => {
+    const { user, password } = await userWithPassword(h);
+    for (let i = 0; i < 4; i++) expect((await login(h, { user: user.username, password: 'nope nope' })).statusCode).toBe(422);
+    expect((await login(h, { user: user.username, password })).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await login(h, { user: user.username, password: 'nope nope' })).statusCode).toBe(422);
+    expect((await login(h, { user: user.username, password })).statusCode).toBe(429);
+  });
+
+  it('throttles an address: 20 attempts a minute, whatever the accounts', async () => {
+    const ip = freshIp();
+    const { user, password } = await userWithPassword(h);
+    for (let i = 0; i < 20; i++) {
+      const res = await login(h, { user: `nobody_${i}`, password: 'whatever it is' }, ip);
+      expect(res.statusCode, `attempt ${i + 1}`).toBe(422);
+    }
+    const refused = await login(h, { user: user.username, password }, ip);
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    // Another address is not affected.
+    expect((await login(h, { user: user.username, password })).statusCode).toBe(200);
+    h.clock.advance(61_000);
+    expect((await login(h, { user: user.username, password }, ip)).statusCode).toBe(200);
+  });
+
+  it('refuses a sign-in another site makes the browser send', async () => {
+    const { user, password } = await userWithPassword(h);
+    const res = await login(h, { user: user.username, password }, freshIp(), { 'sec-fetch-site': 'cross-site' });
+    expect(res.statusCode).toBe(403);
+    expect(res.headers['set-cookie']).toBeUndefined();
+    expect((await login(h, { user: user.username, password }, freshIp(), { 'sec-fetch-site': 'same-origin' })).statusCode).toBe(
+      200,
+    );
+  });
+
+  it('GET /auth/session answers the user and the CSRF token with a live cookie, 401 otherwise', async () => {
+    const { user, password } = await userWithPassword(h);
+    const session = await signIn(h, user.email, password);
+    const res = await browserRequest(h, session, { method: 'GET', url: '/auth/session' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      data: {
+        user: {
+          id: user.id,
+          admin: false,
+          username: user.username,
+          email: user.email,
+          first_name: '',
+          last_name: '',
+          language: 'en',
+        },
+        csrf_token: session.csrf,
+      },
+    });
+    expect((await h.app.inject({ method: 'GET', url: '/auth/session' })).statusCode).toBe(401);
+    const forged = await h.app.inject({
+      method: 'GET',
+      url: '/auth/session',
+      headers: { cookie: `quetzal_session=${'A'.repeat(43)}` },
+    });
+    expect(forged.statusCode).toBe(401);
+    expect(forged.json().errors[0]).toMatchObject({ code: 'AuthenticationException', status: '401' });
+    // A dead cookie is cleared.
+    expect(setCookies(forged).get('quetzal_session')?.attributes).toContain('Max-Age=0');
+    // The bearer token is not a session.
+    expect((await h.request((await h.make.user()).token, { method: 'GET', url: '/auth/session' })).statusCode).toBe(401);
+  });
+
+  it('signing in again from the same browser replaces its session', async () => {
+    const { user, password } = await userWithPassword(h);
+    const first = await signIn(h, user.username, password);
+    const again = await login(h, { user: user.username, password }, freshIp(), { cookie: first.cookie });
+    expect(again.statusCode).toBe(200);
+    expect((await browserRequest(h, first, { method: 'GET', url: '/auth/session' })).statusCode).toBe(401);
+    expect(await h.db.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).toHaveLength(1);
+  });
+
+  it('POST /auth/logout needs the CSRF header, ends the session at once and clears both cookies', async () => {
+    const { user, password } = await userWithPassword(h);
+    const session = await signIn(h, user.username, password);
+    const other = await signIn(h, user.username, password);
+
+    const noHeader = await browserRequest(h, session, { method: 'POST', url: '/auth/logout' });
+    expect(noHeader.statusCode).toBe(403);
+    expect(noHeader.json().errors[0]).toMatchObject({
+      code: 'AccessDeniedHttpException',
+      status: '403',
+      detail: 'CSRF token mismatch.',
+    });
+    const wrongHeader = await browserRequest(h, session, { method: 'POST', url: '/auth/logout', csrf: other.csrf });
+    expect(wrongHeader.statusCode).toBe(403);
+    expect((await browserRequest(h, session, { method: 'GET', url: '/api/client/account' })).statusCode).toBe(200);
+
+    const out = await browserRequest(h, session, { method: 'POST', url: '/auth/logout', csrf: session.csrf });
+    expect(out.statusCode).toBe(204);
+    const cleared = setCookies(out);
+    expect(cleared.get('quetzal_session')).toMatchObject({ value: '' });
+    expect(cleared.get('quetzal_session')!.attributes).toEqual(expect.arrayContaining(['Max-Age=0', 'HttpOnly', 'Path=/']));
+    expect(cleared.get('XSRF-TOKEN')).toMatchObject({ value: '' });
+    expect(cleared.get('XSRF-TOKEN')!.attributes).toContain('Max-Age=0');
+
+    expect((await browserRequest(h, session, { method: 'GET', url: '/api/client/account' })).statusCode).toBe(401);
+    expect((await browserRequest(h, session, { method: 'GET', url: '/auth/session' })).statusCode).toBe(401);
+    expect((await browserRequest(h, session, { method: 'POST', url: '/auth/logout', csrf: session.csrf })).statusCode).toBe(401);
+    // The user's other browser is still signed in.
+    expect((await browserRequest(h, other, { method: 'GET', url: '/auth/session' })).statusCode).toBe(200);
+  });
+
+  it('ends a session after 7 days without a request, and deletes it', async () => {
+    const { user, password } = await userWithPassword(h);
+    const session = await signIn(h, user.username, password);
+    h.clock.advance(7 * DAY - 60_000);
+    expect((await browserRequest(h, session, { method: 'GET', url: '/api/client/account' })).statusCode).toBe(200);
+    // Seen a minute before the limit: a fresh week from there.
+    h.clock.advance(7 * DAY - 60_000);
+    expect((await browserRequest(h, session, { method: 'GET', url: '/auth/session' })).statusCode).toBe(200);
+    h.clock.advance(7 * DAY);
+    expect((await browserRequest(h, session, { method: 'GET', url: '/api/client/account' })).statusCode).toBe(401);
+    expect(await h.db.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+  });
+
+  it('ends a session 30 days after sign-in however active, and prunes expired rows at sign-ins', async () => {
+    const { user, password } = await userWithPassword(h);
+    const session = await signIn(h, user.username, password);
+    const idle = await signIn(h, user.username, password);
+    for (let day = 0; day < 29; day++) {
+      h.clock.advance(DAY);
+      expect((await browserRequest(h, session, { method: 'GET', url: '/auth/session' })).statusCode, `day ${day + 1}`).toBe(200);
+    }
+    h.clock.advance(DAY);
+    expect((await browserRequest(h, session, { method: 'GET', url: '/auth/session' })).statusCode).toBe(401);
+    // The idle one was never presented again; someone's sign-in sweeps it away.
+    expect(await h.db.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).toHaveLength(1);
+    await signIn(h, (await userWithPassword(h)).user.username, 'correct horse battery');
+    expect(await h.db.db.selectFrom('sessions').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+    expect((await browserRequest(h, idle, { method: 'GET', url: '/auth/session' })).statusCode).toBe(401);
+  });
+
+  it('marks a session seen at most once a minute', async () => {
+    const { user, password } = await userWithPassword(h);
+    const session = await signIn(h, user.username, password);
+    const seen = async () =>
+      (await h.db.db.selectFrom('sessions').select('last_seen_at').where('user_id', '=', user.id).executeTakeFirstOrThrow())
+        .last_seen_at;
+    const start = await seen();
+    h.clock.advance(30_000);
+    await browserRequest(h, session, { method: 'GET', url: '/api/client/account' });
+    expect(await seen()).toBe(start);
+    h.clock.advance(31_000);
+    await browserRequest(h, session, { method: 'GET', url: '/api/client/account' });
+    expect(await seen()).toBe(start + 61_000);
+  });
+});
+
+describeEachDatabase('sign-in behind https', (database) => {
+  const h = useHarness(database, { APP_URL: 'https://panel.example.test' });
+
+  it('marks both cookies Secure when APP_URL is https', async () => {
+    const { user, password } = await userWithPassword(h);
+    const cookies = setCookies((await signIn(h, user.username, password)).response);
+    expect(cookies.get('quetzal_session')!.attributes).toContain('Secure');
+    expect(cookies.get('XSRF-TOKEN')!.attributes).toContain('Secure');
+  });
+});

@@ -1,0 +1,61 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { ApiError, post, rememberCsrfToken, request } from './client';
+import type { User } from './types';
+
+/** The signed-in user, from the session routes (SPEC 12): null when signed out. */
+export interface Session {
+  user: User;
+  csrf_token: string;
+}
+
+export const SESSION_KEY = ['session'] as const;
+
+async function readSession(): Promise<Session | null> {
+  try {
+    const body = await request<{ data: Session }>('GET', '/auth/session', { quietUnauthenticated: true });
+    rememberCsrfToken(body.data.csrf_token ?? null);
+    return body.data;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      rememberCsrfToken(null);
+      return null;
+    }
+    throw err;
+  }
+}
+
+export function useSession() {
+  return useQuery({ queryKey: SESSION_KEY, queryFn: readSession, staleTime: Infinity, retry: 1 });
+}
+
+export function useSignedInUser(): User {
+  const { data } = useSession();
+  if (!data) throw new Error('useSignedInUser outside a session');
+  return data.user;
+}
+
+export interface SignInAnswer {
+  complete: boolean;
+  intended?: string;
+}
+
+export async function signIn(user: string, password: string): Promise<SignInAnswer> {
+  const body = await request<{ data: SignInAnswer }>('POST', '/auth/login', {
+    body: { user, password },
+    quietUnauthenticated: true,
+  });
+  return body.data;
+}
+
+export function useSignOut() {
+  const client = useQueryClient();
+  return async () => {
+    try {
+      await post('/auth/logout');
+    } finally {
+      rememberCsrfToken(null);
+      client.clear();
+      client.setQueryData(SESSION_KEY, null);
+    }
+  };
+}

@@ -1,0 +1,70 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'preact/hooks';
+import { Link, useLocation } from 'wouter-preact';
+import { post } from '../api/client';
+import type { Item, Schedule } from '../api/types';
+import { ScheduleForm, type ScheduleInput } from '../components/schedule-form';
+import { ErrorText, Loading } from '../components/ui';
+import { describeCron } from '../lib/cron-text';
+import { dateTime, panelTimezone } from '../lib/format';
+import { useServer } from '../lib/server-context';
+import { fetchSchedules, schedulesKey, schedulesUrl } from './schedules-api';
+
+const cronText = ({ cron }: Schedule) => [cron.minute, cron.hour, cron.day_of_month, cron.month, cron.day_of_week].join(' ');
+
+/** The server's schedules, and a form for a new one. */
+export function SchedulesSection() {
+  const { id, permissions } = useServer();
+  const client = useQueryClient();
+  const [, navigate] = useLocation();
+  const [creating, setCreating] = useState(false);
+  const schedules = useQuery({ queryKey: schedulesKey(id), queryFn: ({ signal }) => fetchSchedules(id, signal) });
+
+  const create = async (input: ScheduleInput) => {
+    const created = await post<Item<'server_schedule', Schedule>>(schedulesUrl(id), input);
+    await client.invalidateQueries({ queryKey: schedulesKey(id) });
+    navigate(`/schedules/${created.attributes.id}`);
+  };
+
+  return (
+    <section aria-labelledby="schedules-title">
+      <div class="section-head">
+        <h2 id="schedules-title">Schedules</h2>
+        {!creating && (
+          <button type="button" class="primary" disabled={!permissions.can('schedule.create')} onClick={() => setCreating(true)}>
+            New schedule
+          </button>
+        )}
+      </div>
+      {creating && (
+        <ScheduleForm initial={null} submitLabel="Create schedule" onSubmit={create} onCancel={() => setCreating(false)} />
+      )}
+      {schedules.isPending && <Loading what="schedules" />}
+      <ErrorText error={schedules.error} />
+      {schedules.data?.data.length === 0 && <p class="muted">No schedules yet.</p>}
+      {schedules.data && schedules.data.data.length > 0 && (
+        <ul class="rows" aria-label="Schedules">
+          {schedules.data.data.map(({ attributes: schedule }) => (
+            <li key={schedule.id} class="card row">
+              <div class="row-main">
+                <Link href={`/schedules/${schedule.id}`} class="row-title">
+                  {schedule.name}
+                </Link>
+                <span class="mono muted">{cronText(schedule)}</span>
+                <span class="muted">{describeCron(schedule.cron)}</span>
+              </div>
+              <div class="row-meta">
+                <span class={schedule.is_active ? 'badge ok' : 'badge'}>{schedule.is_active ? 'Active' : 'Inactive'}</span>
+                {schedule.is_processing && <span class="badge warn">Running</span>}
+                <span class="muted">Next run: {schedule.is_active ? dateTime(schedule.next_run_at, panelTimezone()) : '—'}</span>
+                <span class="muted">
+                  {schedule.relationships.tasks.data.length} task{schedule.relationships.tasks.data.length === 1 ? '' : 's'}
+                </span>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

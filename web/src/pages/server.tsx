@@ -1,0 +1,112 @@
+import { useQuery } from '@tanstack/react-query';
+import { lazy, Suspense } from 'preact/compat';
+import { useState } from 'preact/hooks';
+import { Link, Route, Switch, useLocation } from 'wouter-preact';
+import { get } from '../api/client';
+import { useSignedInUser } from '../api/session';
+import type { Resources, Server } from '../api/types';
+import { ErrorText, Loading, StateBadge } from '../components/ui';
+import { permissionsFor } from '../lib/permissions';
+import { ServerContext, useServerSocket, useSocketFrames, useSocketState } from '../lib/server-context';
+import { ConsoleSection } from './console';
+
+const SchedulesSection = lazy(() => import('./schedules').then((m) => m.SchedulesSection));
+const ScheduleDetail = lazy(() => import('./schedule-detail').then((m) => m.ScheduleDetail));
+const ActivitySection = lazy(() => import('./activity').then((m) => m.ActivitySection));
+const BackupsSection = lazy(() => import('./backups').then((m) => m.BackupsSection));
+
+export const serverKey = (id: string) => ['server', id] as const;
+
+const SECTIONS = [
+  { name: 'Console', path: '/', matches: (location: string) => location === '/' || location === '' },
+  { name: 'Schedules', path: '/schedules', matches: (location: string) => location.startsWith('/schedules') },
+  { name: 'Activity', path: '/activity', matches: (location: string) => location.startsWith('/activity') },
+  { name: 'Backups', path: '/backups', matches: (location: string) => location.startsWith('/backups') },
+];
+
+const STATUS_NOTES: Record<string, string> = {
+  installing: 'This server is installing: changes are refused until it is done.',
+  install_failed: 'This server failed to install: changes are refused.',
+  suspended: 'This server is suspended.',
+  restoring_backup: 'A backup is being restored: power and console are unavailable until it is done.',
+};
+
+/** One server: its header, its section links, and the section shown (paths below /server/:id). */
+export function ServerPage({ id }: { id: string }) {
+  const user = useSignedInUser();
+  const [location] = useLocation();
+  const server = useQuery({
+    queryKey: serverKey(id),
+    queryFn: ({ signal }) => get<Server>(`/api/client/servers/${encodeURIComponent(id)}`, signal),
+    // While a restore runs, its end is seen here (the backups page shows the progress).
+    refetchInterval: (query) => (query.state.data?.attributes.status === 'restoring_backup' ? 1_000 : false),
+  });
+  const suspended = server.data?.attributes.status === 'suspended';
+  const socket = useServerSocket(id, server.isSuccess && !suspended);
+  useSocketState(socket);
+  const resources = useQuery({
+    queryKey: ['resources', id],
+    queryFn: ({ signal }) => get<{ attributes: Resources }>(`/api/client/servers/${encodeURIComponent(id)}/resources`, signal),
+    enabled: server.isSuccess && !suspended,
+  });
+  const [liveState, setLiveState] = useState<string | null>(null);
+  useSocketFrames(socket, (frame) => {
+    if (frame.event === 'status' && typeof frame.args[0] === 'string') setLiveState(frame.args[0]);
+  });
+
+  if (server.isPending) return <Loading what="the server" />;
+  if (server.isError) {
+    return (
+      <>
+        <h1>Server</h1>
+        <ErrorText error={server.error} />
+        <Link href="~/">Back to your servers</Link>
+      </>
+    );
+  }
+  const attributes = server.data.attributes;
+  const state = liveState ?? resources.data?.attributes.current_state ?? null;
+  const permissions = permissionsFor(server.data, user, socket?.permissions ?? null);
+
+  return (
+    <ServerContext.Provider value={{ id, server: server.data, socket, permissions, state }}>
+      <div class="server-head">
+        <h1>{attributes.name}</h1>
+        <StateBadge state={state} />
+        <span class="muted mono">{attributes.identifier}</span>
+      </div>
+      {attributes.status && <p class="notice">{STATUS_NOTES[attributes.status] ?? `Status: ${attributes.status}`}</p>}
+      <nav class="tabs" aria-label="Server sections">
+        {SECTIONS.map((section) => {
+          const current = section.matches(location);
+          return (
+            <Link
+              key={section.name}
+              href={section.path}
+              class={current ? 'tab current' : 'tab'}
+              aria-current={current ? 'page' : undefined}
+            >
+              {section.name}
+            </Link>
+          );
+        })}
+      </nav>
+      <Suspense fallback={<Loading what="the section" />}>
+        <Switch>
+          <Route path="/" component={ConsoleSection} />
+          <Route path="/schedules" component={SchedulesSection} />
+          <Route path="/schedules/:scheduleId">
+            {(params: { scheduleId: string }) => <ScheduleDetail scheduleId={params.scheduleId} />}
+          </Route>
+          <Route path="/activity" component={ActivitySection} />
+          <Route path="/backups" component={BackupsSection} />
+          <Route>
+            <p>
+              No such section. <Link href="/">Open the console</Link>
+            </p>
+          </Route>
+        </Switch>
+      </Suspense>
+    </ServerContext.Provider>
+  );
+}

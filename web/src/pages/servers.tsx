@@ -1,0 +1,62 @@
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'wouter-preact';
+import { get } from '../api/client';
+import type { List, Server, ServerAttributes } from '../api/types';
+import { ErrorText, Loading } from '../components/ui';
+import { bytes } from '../lib/format';
+
+export const serversUrl = '/api/client?per_page=100';
+
+export const serversQuery = {
+  queryKey: ['servers'],
+  queryFn: ({ signal }: { signal: AbortSignal }) => get<List<Server>>(serversUrl, signal),
+};
+
+const STATUS_LABELS: Record<string, string> = {
+  installing: 'Installing',
+  install_failed: 'Install failed',
+  suspended: 'Suspended',
+  restoring_backup: 'Restoring a backup',
+};
+
+function limitsText({ limits }: ServerAttributes): string {
+  const parts = [
+    limits.memory > 0 ? `${bytes(limits.memory * 1024 * 1024)} memory` : null,
+    limits.cpu > 0 ? `${limits.cpu}% CPU` : null,
+    limits.disk > 0 ? `${bytes(limits.disk * 1024 * 1024)} disk` : null,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(' · ') : 'No limits';
+}
+
+/** The servers the user can see (GET /api/client), each linking to its page. */
+export function ServersPage() {
+  const servers = useQuery(serversQuery);
+  return (
+    <>
+      <h1>Your servers</h1>
+      {servers.isPending && <Loading what="servers" />}
+      <ErrorText error={servers.error} />
+      {servers.data && servers.data.data.length === 0 && (
+        <p>
+          You have no servers yet. An administrator creates them with <code>quetzal server:create</code>.
+        </p>
+      )}
+      {servers.data && servers.data.data.length > 0 && (
+        <ul class="server-list" aria-label="Servers">
+          {servers.data.data.map(({ attributes: server }) => (
+            <li key={server.uuid} class="card server-card">
+              <Link href={`/server/${server.identifier}`} class="server-name">
+                {server.name}
+              </Link>
+              <span class="muted small">{limitsText(server)}</span>
+              <span class="muted mono">{server.identifier}</span>
+              {server.status && <span class="badge warn">{STATUS_LABELS[server.status] ?? server.status}</span>}
+              {!server.server_owner && <span class="badge">Shared with you</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+      {(servers.data?.meta?.pagination?.total ?? 0) > 100 && <p class="muted">Showing the first 100 servers.</p>}
+    </>
+  );
+}
