@@ -92,6 +92,10 @@ export function initialKeyAnnouncement(credentials: InitialCredentials, url: str
     '',
     `    curl -H "Authorization: Bearer ${credentials.token}" -H "Accept: application/json" ${url}/api/client`,
     '',
+    `To use the web console at ${url}/, give "${credentials.username}" a password first (one line on standard input):`,
+    '',
+    `    npx quetzal user:password --user ${credentials.username}`,
+    '',
     '',
   ].join('\n');
 }

@@ -25,6 +25,8 @@ describeEachDialect('quetzal serve: first start', (dialect) => {
         expect(token).toMatch(TOKEN);
         expect(output).toContain(`curl -H "Authorization: Bearer ${token}"`);
         expect(output).toContain(`${announced[0]!.url}/api/client`);
+        // And how to reach the web console, which needs a password the first start does not set.
+        expect(output).toContain('npx quetzal user:password --user admin');
         // The key line and the curl line; never a log line.
         expect(output.split(token!).length - 1).toBe(2);
         expect(output.split('\n').filter((l) => l.startsWith('{') && l.includes(token!))).toEqual([]);

@@ -1,0 +1,131 @@
+/**
+ * The websocket half of `bench:console` (issue 12, SPEC 11): one server
+ * printing LINES_PER_SECOND console lines, each stamped with the time it was
+ * printed, to SOCKETS authenticated sockets of a real service for SECONDS;
+ * the delivery latency of every line to every socket (received − printed,
+ * one clock: the same machine), lines delivered and sockets dropped, and the
+ * service's RSS before and after. Targets: p99 ≤ 50 ms, RSS growth ≤ 20 MiB.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { percentile } from './stats.js';
+
+export interface FanOutOptions {
+  base: string;
+  dataDir: string;
+  servicePid: number;
+  /** Creates a server with this startup command through the admin CLI; returns its uuid and identifier. */
+  createServer(startup: string): { uuid: string; identifier: string };
+  username: string;
+  password: string;
+  sockets: number;
+  linesPerSecond: number;
+  seconds: number;
+}
+
+export interface FanOutResult {
+  sockets: number;
+  linesPerSecond: number;
+  seconds: number;
+  delivered: number;
+  expected: number;
+  droppedSockets: number;
+  latencyMs: { p50: number; p99: number; max: number };
+  rssMiB: { before: number; after: number; growth: number };
+}
+
+/** Prints `<ms since epoch> <n>` lines at a steady rate, in batches every 10 ms, until stopped. */
+const FLOOD = `
+const perTick = Math.max(1, Math.round(Number(process.argv[2]) / 100));
+let n = 0;
+setInterval(() => {
+  let out = '';
+  for (let i = 0; i < perTick; i++) out += 't=' + Date.now() + ' n=' + n++ + ' ' + 'x'.repeat(60) + '\\n';
+  process.stdout.write(out);
+}, 10);
+`;
+
+function rssMiB(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kib / 1024;
+}
+
+async function signIn(base: string, username: string, password: string): Promise<{ cookie: string; csrf: string }> {
+  const res = await fetch(`${base}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ user: username, password }),
+  });
+  if (!res.ok) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  const cookies = res.headers.getSetCookie().map((c) => c.split(';')[0]!);
+  const csrf = decodeURIComponent(cookies.find((c) => c.startsWith('XSRF-TOKEN='))!.slice('XSRF-TOKEN='.length));
+  return { cookie: cookies.join('; '), csrf };
+}
+
+export async function measureFanOut(options: FanOutOptions): Promise<FanOutResult> {
+  const { uuid, identifier } = options.createServer(`node flood.mjs ${options.linesPerSecond}`);
+  const volume = path.join(options.dataDir, 'volumes', uuid);
+  fs.mkdirSync(volume, { recursive: true });
+  fs.writeFileSync(path.join(volume, 'flood.mjs'), FLOOD, { mode: 0o644 });
+
+  const session = await signIn(options.base, options.username, options.password);
+  const headers = { cookie: session.cookie, accept: 'application/json', 'content-type': 'application/json', 'x-xsrf-token': session.csrf };
+  const api = `${options.base}/api/client/servers/${identifier}`;
+
+  const latencies: number[] = [];
+  let measuring = false;
+  let delivered = 0;
+  let dropped = 0;
+  const sockets: WebSocket[] = [];
+  for (let i = 0; i < options.sockets; i++) {
+    const { data } = (await (await fetch(`${api}/websocket`, { headers })).json()) as { data: { token: string; socket: string } };
+    const socket = new WebSocket(data.socket, { headers: { origin: options.base } });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    socket.send(JSON.stringify({ event: 'auth', args: [data.token] }));
+    socket.on('message', (raw: Buffer) => {
+      const received = Date.now();
+      const frame = JSON.parse(raw.toString('utf8')) as { event: string; args?: string[] };
+      if (frame.event !== 'console output' || !measuring) return;
+      const stamp = /^t=(\d+) /.exec(frame.args?.[0] ?? '');
+      if (!stamp) return;
+      latencies.push(received - Number(stamp[1]));
+      delivered++;
+    });
+    socket.on('close', () => {
+      if (measuring) dropped++;
+    });
+    sockets.push(socket);
+  }
+
+  const started = await fetch(`${api}/power`, { method: 'POST', headers, body: JSON.stringify({ signal: 'start' }) });
+  if (started.status !== 204) throw new Error(`power start: ${started.status} ${await started.text()}`);
+  // Warm-up: the process starts, the readers and sockets settle.
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  const before = rssMiB(options.servicePid);
+  measuring = true;
+  await new Promise((resolve) => setTimeout(resolve, options.seconds * 1000));
+  measuring = false;
+  const after = rssMiB(options.servicePid);
+
+  await fetch(`${api}/power`, { method: 'POST', headers, body: JSON.stringify({ signal: 'kill' }) });
+  for (const socket of sockets) socket.close();
+
+  latencies.sort((a, b) => a - b);
+  return {
+    sockets: options.sockets,
+    linesPerSecond: options.linesPerSecond,
+    seconds: options.seconds,
+    delivered,
+    expected: options.sockets * options.linesPerSecond * options.seconds,
+    droppedSockets: dropped,
+    latencyMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1) ?? 0 },
+    rssMiB: { before: round1(before), after: round1(after), growth: round1(after - before) },
+  };
+}
+
+const round1 = (value: number) => Math.round(value * 10) / 10;
