@@ -118,7 +118,8 @@ describe('container limits', () => {
 
   it('has no figures once the container is deleted', async () => {
     const probe = await startProbe(sandbox(), 'exec sleep 1000');
-    expect(stats(probe).pids).toBe(2);
+    // The first process, then the startup command it forks a moment later (on a loaded machine, not at once).
+    await waitFor(() => stats(probe).pids === 2, 'the startup command to run', 5_000);
     await sandbox().runc.delete(probe.id, { force: true });
     expect(readCgroupStats(sandbox().hierarchy, probe.cgroupsPath)).toBeNull();
   });
