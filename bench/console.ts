@@ -247,6 +247,12 @@ async function main() {
         };
         return created;
       },
+      addWatcher: (serverIdentifier, index) => {
+        const username = `watcher${index}`;
+        cli(service, ['user:create', '--username', username, '--email', `${username}@example.com`, '--password-stdin'], 'watcher-password-1\n');
+        cli(service, ['subuser:add', '--server', serverIdentifier, '--user', username, '--permissions', 'websocket.connect']);
+        return { username, password: 'watcher-password-1' };
+      },
       username: 'bench',
       password: 'bench-password-1',
       sockets: SOCKETS,
@@ -256,7 +262,8 @@ async function main() {
     const fan = websocketFanOut;
     console.log(`\nConsole fan-out: ${fan.linesPerSecond} lines/s from one server to ${fan.sockets} sockets for ${fan.seconds} s`);
     console.log(
-      `  delivered ${fan.delivered} of ${fan.expected} line frames, ${fan.droppedSockets} sockets dropped; ` +
+      `  the server printed ${fan.printed} lines (${(fan.printed / fan.seconds).toFixed(0)}/s); delivered ${fan.delivered} line frames ` +
+        `(${(fan.delivered / fan.sockets / Math.max(1, fan.printed)).toFixed(3)} of each line per socket), ${fan.droppedSockets} sockets dropped; ` +
         `latency p50 ${formatMs(fan.latencyMs.p50)} ms, p99 ${formatMs(fan.latencyMs.p99)} ms (target ≤ ${TARGET_FAN_OUT_P99_MS}), max ${formatMs(fan.latencyMs.max)} ms`,
     );
     console.log(
