@@ -1,6 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import { precompiled, type DialectName, type Queryable } from '../../db/database.js';
 import type { ApiKeyRow, ApiKeyTable, UserRow } from '../../db/schema.js';
+import { JOINED_USER_COLUMNS, joinedUser, type JoinedUserColumns } from '../users/users.repository.js';
 
 export async function insertApiKey(db: Queryable, values: Insertable<ApiKeyTable>): Promise<ApiKeyRow> {
   return db.insertInto('api_keys').values(values).returningAll().executeTakeFirstOrThrow();
@@ -25,20 +26,14 @@ export async function markApiKeyUsed(db: Queryable, keyId: number, now: number):
   await db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute();
 }
 
-interface KeyWithUserRow extends ApiKeyRow {
+/** The owner's columns are null when the owner is gone (a left join). */
+interface KeyWithUserRow extends ApiKeyRow, Omit<JoinedUserColumns, 'u_id'> {
   u_id: number | null;
-  u_uuid: string;
-  u_username: string;
-  u_email: string;
-  u_root_admin: UserRow['root_admin'];
-  u_use_totp: UserRow['use_totp'];
-  u_created_at: number;
 }
 const keyWithUser = precompiled<KeyWithUserRow>(
   (identifier) => sql`
     select k.id, k.user_id, k.identifier, k.token_hash, k.description, k.allowed_ips, k.last_used_at, k.revoked_at, k.created_at,
-      u.id as u_id, u.uuid as u_uuid, u.username as u_username, u.email as u_email, u.root_admin as u_root_admin,
-      u.use_totp as u_use_totp, u.created_at as u_created_at
+      ${JOINED_USER_COLUMNS}
     from api_keys k left join users u on u.id = k.user_id
     where k.identifier = ${identifier}`,
   1,
@@ -62,18 +57,7 @@ export async function findKeyWithUser(
     revoked_at: r.revoked_at,
     created_at: r.created_at,
   };
-  const user: UserRow | undefined =
-    r.u_id === null
-      ? undefined
-      : {
-          id: r.u_id,
-          uuid: r.u_uuid,
-          username: r.u_username,
-          email: r.u_email,
-          root_admin: r.u_root_admin,
-          use_totp: r.u_use_totp,
-          created_at: r.u_created_at,
-        };
+  const user: UserRow | undefined = r.u_id === null ? undefined : joinedUser(r.u_id, r);
   return { key, user };
 }
 

@@ -1,30 +1,23 @@
 import { sql } from 'kysely';
 import { precompiled, type Queryable } from '../../db/database.js';
 import type { SessionRow, UserRow } from '../../db/schema.js';
+import { JOINED_USER_COLUMNS, joinedUser, type JoinedUserColumns } from '../users/users.repository.js';
 
 export async function insertSession(db: Queryable, row: SessionRow): Promise<void> {
   await db.insertInto('sessions').values(row).execute();
 }
 
-interface SessionWithUserRow {
+interface SessionWithUserRow extends JoinedUserColumns {
   id: string;
   csrf_token: string;
   last_seen_at: number;
   expires_at: number;
-  u_id: number;
-  u_uuid: string;
-  u_username: string;
-  u_email: string;
-  u_root_admin: UserRow['root_admin'];
-  u_use_totp: UserRow['use_totp'];
-  u_created_at: number;
 }
 // Every request a browser makes runs this: compiled once, like the key lookup.
 const sessionWithUser = precompiled<SessionWithUserRow>(
   (id) => sql`
     select s.id, s.csrf_token, s.last_seen_at, s.expires_at,
-      u.id as u_id, u.uuid as u_uuid, u.username as u_username, u.email as u_email, u.root_admin as u_root_admin,
-      u.use_totp as u_use_totp, u.created_at as u_created_at
+      ${JOINED_USER_COLUMNS}
     from sessions s join users u on u.id = s.user_id
     where s.id = ${id}`,
   1,
@@ -41,15 +34,7 @@ export async function findSessionWithUser(db: Queryable, id: string): Promise<Se
   if (!r) return undefined;
   return {
     session: { id: r.id, csrf_token: r.csrf_token, last_seen_at: r.last_seen_at, expires_at: r.expires_at },
-    user: {
-      id: r.u_id,
-      uuid: r.u_uuid,
-      username: r.u_username,
-      email: r.u_email,
-      root_admin: r.u_root_admin,
-      use_totp: r.u_use_totp,
-      created_at: r.u_created_at,
-    },
+    user: joinedUser(r.u_id, r),
   };
 }
 

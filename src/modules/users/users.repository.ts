@@ -98,3 +98,35 @@ export async function lockForBootstrap(trx: Queryable, dialect: DialectName): Pr
       return;
   }
 }
+
+/**
+ * A user's columns as `u_*` in a join (a key's or a session's owner, looked up
+ * on every request in one statement), and the row they make.
+ */
+export const JOINED_USER_COLUMNS = sql.raw(
+  'u.id as u_id, u.uuid as u_uuid, u.username as u_username, u.email as u_email, u.root_admin as u_root_admin, ' +
+    'u.use_totp as u_use_totp, u.created_at as u_created_at',
+);
+
+export interface JoinedUserColumns {
+  u_id: number;
+  u_uuid: string;
+  u_username: string;
+  u_email: string;
+  u_root_admin: UserRow['root_admin'];
+  u_use_totp: UserRow['use_totp'];
+  u_created_at: number;
+}
+
+/** `id` apart: a left join's may be null, checked by the caller before. */
+export function joinedUser(id: number, r: Omit<JoinedUserColumns, 'u_id'>): UserRow {
+  return {
+    id,
+    uuid: r.u_uuid,
+    username: r.u_username,
+    email: r.u_email,
+    root_admin: r.u_root_admin,
+    use_totp: r.u_use_totp,
+    created_at: r.u_created_at,
+  };
+}
