@@ -47,6 +47,7 @@ class StandInDaemon implements Daemon {
   async resources(): Promise<ServerResources> {
     return { state: 'running', memoryBytes: 0, cpuAbsolute: 0, diskBytes: 0, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
   }
+  async assertStartable(): Promise<void> {}
   async diskUsage(): Promise<number> {
     return 0;
   }

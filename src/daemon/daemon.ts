@@ -59,6 +59,12 @@ export interface Daemon {
   power(server: DaemonServer, signal: PowerSignal): Promise<void>;
   /** Live figures for the server (SPEC 10). */
   resources(server: DaemonServer): Promise<ServerResources>;
+  /**
+   * Throws what a start would refuse with before anything runs (DaemonBusyError,
+   * 409: over its disk limit, SPEC 10). `power` checks it itself; a caller
+   * that carries a restart out in the background asks first, to answer now.
+   */
+  assertStartable(server: DaemonServer): Promise<void>;
   /** Bytes the server's volume uses on disk, measured now. */
   diskUsage(server: DaemonServer): Promise<number>;
   /** Writes a console line; DaemonError when the server is not running. */

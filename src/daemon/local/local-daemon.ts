@@ -159,7 +159,7 @@ export class LocalDaemon implements Daemon {
 
   async power(server: DaemonServer, signal: PowerSignal): Promise<void> {
     // Before anything stops or starts: a restart refused here leaves the running process alone.
-    if (signal === 'start' || signal === 'restart') await this.refuseOverDiskLimit(server, 'starting it');
+    if (signal === 'start' || signal === 'restart') await this.assertStartable(server);
     const target = this.supervised(server);
     try {
       switch (signal) {
@@ -219,6 +219,10 @@ export class LocalDaemon implements Daemon {
   /** The volume's size, reusing a measurement up to `maxAgeMs` old (`/resources`, asked every few seconds). */
   async cachedDiskUsage(server: DaemonServer, maxAgeMs: number): Promise<number> {
     return this.diskUsageCache.get(server.uuid, this.volumeDir(server.uuid), maxAgeMs);
+  }
+
+  async assertStartable(server: DaemonServer): Promise<void> {
+    await this.refuseOverDiskLimit(server, 'starting it');
   }
 
   /** DaemonBusyError (409) when the server has a disk limit and its volume is over it (SPEC 10). */

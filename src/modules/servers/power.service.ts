@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../deps.js';
 import type { ServerRow } from '../../db/schema.js';
-import { DaemonBusyError, DaemonError } from '../../daemon/daemon.js';
+import { DaemonError } from '../../daemon/daemon.js';
 import { forbidden, ValidationError } from '../../http/errors.js';
 import { can, permissionForSignal, type Access, type PowerSignal } from '../../http/permissions.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
@@ -24,22 +24,10 @@ export async function sendPowerSignal(deps: Deps, server: ServerRow, access: Acc
     await deps.daemon.power(target, signal);
   } else {
     // A restart continues in the background: its disk-limit refusal (SPEC 10) is told now, as a start's is.
-    if (signal === 'restart') await refuseRestartOverDiskLimit(deps, target);
+    if (signal === 'restart') await deps.daemon.assertStartable(target);
     deps.jobs.run(`power ${signal} ${server.uuid}`, () => deps.daemon.power(target, signal));
   }
   await recordActivity(deps.db, { serverId: server.id, event: `server:power.${signal}`, actor, timestamp: deps.clock.now() });
-}
-
-async function refuseRestartOverDiskLimit(deps: Pick<Deps, 'daemon'>, target: ReturnType<typeof daemonServer>): Promise<void> {
-  const limitMiB = target.limits?.diskMiB ?? 0;
-  if (limitMiB <= 0) return;
-  const used = await deps.daemon.diskUsage(target);
-  const limit = limitMiB * 1024 * 1024;
-  if (used > limit) {
-    throw new DaemonBusyError(
-      `This server is using more disk space than its limit allows (${Math.ceil(used / 1024 / 1024)} MiB of ${limitMiB} MiB); delete files before starting it.`,
-    );
-  }
 }
 
 /** Writes a console line to the running server (SPEC 8); 502 when it is not running. */
