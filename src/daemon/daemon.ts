@@ -18,12 +18,27 @@ export interface ServerLimits {
 
 export const NO_LIMITS: ServerLimits = Object.freeze({ memoryMiB: 0, cpuPercent: 0, diskMiB: 0, pids: null });
 
+/**
+ * An address and port of this machine that players reach a server on
+ * (SPEC 13). `ip` is an address of this machine or `0.0.0.0` (every one).
+ */
+export interface ServerAllocation {
+  readonly ip: string;
+  readonly port: number;
+}
+
 export interface DaemonServer {
   readonly uuid: string;
   readonly startup: string | null;
   readonly stopCommand: string | null;
   /** Absent = no limits. */
   readonly limits?: ServerLimits;
+  /**
+   * The server's allocations, its primary first (SERVER_IP and SERVER_PORT);
+   * published into its network namespace for TCP and UDP at its start.
+   * Absent or empty = no published port.
+   */
+  readonly allocations?: readonly ServerAllocation[];
 }
 
 /** What `GET /resources` reports (SPEC 10): measured, not made up; 0 where the machine cannot tell. */
