@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
@@ -82,30 +83,84 @@ describeEachDatabase('sign-in', (database) => {
     expect((await login(h, { password: 'x' })).json().errors[0].meta).toEqual({ source_field: 'user', rule: 'required' });
   });
 
-  it('throttles an account: 5 failures in 15 minutes, from any address, then 429 with Retry-After; the right password waits too', async () => {
+  it('throttles an account from one address: 5 failures in 15 minutes, then 429 with Retry-After; the right password waits too', async () => {
     const { user, password } = await userWithPassword(h);
+    const attacker = freshIp();
     for (let i = 0; i < 5; i++)
-      expect((await login(h, { user: i % 2 ? user.email : user.username, password: 'wrong password' })).statusCode).toBe(422);
-    const refused = await login(h, { user: user.username, password });
+      expect((await login(h, { user: i % 2 ? user.email : user.username, password: 'wrong password' }, attacker)).statusCode).toBe(422);
+    const refused = await login(h, { user: user.username, password }, attacker);
     expect(refused.statusCode).toBe(429);
-    expect(refused.json().errors[0]).toMatchObject({ code: 'TooManyRequestsHttpException', status: '429' });
+    expect(refused.json()).toEqual({
+      errors: [
+        {
+          code: 'TooManyRequestsHttpException',
+          status: '429',
+          detail: `Too many login attempts. Please try again in ${refused.headers['retry-after']} seconds.`,
+        },
+      ],
+    });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(15 * 60);
     // An unknown name is throttled the same way: the answers do not tell which names exist.
     for (let i = 0; i < 5; i++)
-      expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' })).statusCode).toBe(422);
-    expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' })).statusCode).toBe(429);
+      expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' }, attacker)).statusCode).toBe(422);
+    expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' }, attacker)).statusCode).toBe(429);
 
     h.clock.advance(15 * 60_000 + 1000);
-    expect((await login(h, { user: user.username, password })).statusCode).toBe(200);
+    expect((await login(h, { user: user.username, password }, attacker)).statusCode).toBe(200);
   });
 
-  it('forgets an account’s failures at a successful sign-in', async () => {
+  it('never locks the account for another address: failures elsewhere leave its owner signing in', async () => {
     const { user, password } = await userWithPassword(h);
-    for (let i = 0; i < 4; i++) expect((await login(h, { user: user.username, password: 'nope nope' })).statusCode).toBe(422);
-    expect((await login(h, { user: user.username, password })).statusCode).toBe(200);
-    for (let i = 0; i < 5; i++) expect((await login(h, { user: user.username, password: 'nope nope' })).statusCode).toBe(422);
-    expect((await login(h, { user: user.username, password })).statusCode).toBe(429);
+    const attacker = freshIp();
+    for (let i = 0; i < 5; i++) expect((await login(h, { user: user.username, password: 'wrong password' }, attacker)).statusCode).toBe(422);
+    expect((await login(h, { user: user.username, password: 'wrong password' }, attacker)).statusCode).toBe(429);
+    const owner = freshIp();
+    // The owner's own typos count for the owner's address only.
+    for (let i = 0; i < 4; i++) expect((await login(h, { user: user.username, password: 'typo typo' }, owner)).statusCode).toBe(422);
+    expect((await login(h, { user: user.email, password }, owner)).statusCode).toBe(200);
+    // The attacker's address stays refused, the owner's success forgets nothing of it.
+    expect((await login(h, { user: user.username, password }, attacker)).statusCode).toBe(429);
+  });
+
+  it('past 50 failures from all addresses, each address gets 1 failure in 15 minutes on that account, and still its first attempt', async () => {
+    const { user, password } = await userWithPassword(h);
+    // 10 addresses × 5 failures: each within its own budget, 50 for the account.
+    for (let a = 0; a < 10; a++) {
+      const ip = freshIp();
+      for (let i = 0; i < 5; i++) expect((await login(h, { user: user.username, password: `guess ${a} ${i}` }, ip)).statusCode).toBe(422);
+    }
+    // A fresh address is slowed to one failure...
+    const slowed = freshIp();
+    expect((await login(h, { user: user.username, password: 'guess 51' }, slowed)).statusCode).toBe(422);
+    const refused = await login(h, { user: user.username, password }, slowed);
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
+    // ...but every other address still gets its attempt, so the owner is never locked out.
+    expect((await login(h, { user: user.username, password }, freshIp())).statusCode).toBe(200);
+    // Another account is not affected by this one's attack.
+    const other = await userWithPassword(h);
+    const ip = freshIp();
+    for (let i = 0; i < 2; i++) expect((await login(h, { user: other.user.username, password: 'nope nope' }, ip)).statusCode).toBe(422);
+    expect((await login(h, { user: other.user.username, password: other.password }, ip)).statusCode).toBe(200);
+    // The attack's failures age out with the window.
+    h.clock.advance(15 * 60_000 + 1000);
+    const later = freshIp();
+    for (let i = 0; i < 4; i++) expect((await login(h, { user: user.username, password: 'nope nope' }, later)).statusCode).toBe(422);
+    expect((await login(h, { user: user.username, password }, later)).statusCode).toBe(200);
+  });
+
+  it('counts an IPv6 /64 as one address: its many addresses do not multiply the budget', async () => {
+    const { user, password } = await userWithPassword(h);
+    const prefix = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+    for (let i = 0; i < 5; i++) {
+      const res = await login(h, { user: user.username, password: 'wrong password' }, `${prefix}::${(i + 1).toString(16)}`);
+      expect(res.statusCode).toBe(422);
+    }
+    // The same /64 written another way (leading zeros, full form) is the same bucket.
+    const sameNet = `${prefix.split(':').map((g) => g.padStart(4, '0')).join(':')}:0:0:0:ff`;
+    expect((await login(h, { user: user.username, password }, sameNet)).statusCode).toBe(429);
+    expect((await login(h, { user: user.username, password }, `2001:db8:ffff:${randomBytes(2).toString('hex')}::1`)).statusCode).toBe(200);
   });
 
   it('throttles an address: 20 attempts a minute, whatever the accounts', async () => {

@@ -5,12 +5,16 @@ import { PASSWORD_MAX_BYTES, verifyPassword } from '../users/passwords.js';
 import { findUserForSignIn } from '../users/users.repository.js';
 import { endSessionByToken, openSession, pruneExpiredSessions, type OpenedSession } from './sessions.service.js';
 import {
-  ACCOUNT_THROTTLE,
-  IP_THROTTLE,
+  ADDRESS_THROTTLE,
+  PAIR_THROTTLE,
+  PAIR_UNDER_ATTACK,
   accountBucket,
+  accountUnderAttack,
+  addressBucket,
   forgetAttempts,
-  ipBucket,
+  pairBucket,
   pruneAttempts,
+  recordAttempt,
   takeAttempt,
 } from './sessions.throttle.js';
 
@@ -21,6 +25,7 @@ export interface SignInInput {
   /** A username or an email. */
   user: string;
   password: string;
+  /** The client's address as the panel resolved it (src/http/client-address.ts). */
   ip: string;
   userAgent: string | undefined;
   /** The session cookie the browser already had, if any: replaced by the new one. */
@@ -31,8 +36,8 @@ export interface SignInInput {
 /**
  * Checks a username or email and password and opens a session (SPEC 12). A
  * wrong name and a wrong password answer the same 422 after the same work;
- * the IP's and the account's throttles answer 429 before any password is
- * checked.
+ * the address's and the account-and-address throttles answer 429 before any
+ * password is checked (sessions.throttle.ts).
  */
 export async function signIn(db: Queryable, input: SignInInput): Promise<OpenedSession & { user: UserRow }> {
   const { now } = input;
@@ -40,16 +45,19 @@ export async function signIn(db: Queryable, input: SignInInput): Promise<OpenedS
   await pruneAttempts(db, now);
   await pruneExpiredSessions(db, now);
 
-  await takeAttempt(db, ipBucket(input.ip), IP_THROTTLE, now);
+  await takeAttempt(db, addressBucket(input.ip), ADDRESS_THROTTLE, now);
   const found = await findUserForSignIn(db, input.user);
-  const bucket = accountBucket(found?.user.id ?? null, input.user);
-  await takeAttempt(db, bucket, ACCOUNT_THROTTLE, now);
+  const account = accountBucket(found?.user.id ?? null, input.user);
+  const pair = pairBucket(account, input.ip);
+  const underAttack = await accountUnderAttack(db, account, now);
+  await takeAttempt(db, pair, underAttack ? PAIR_UNDER_ATTACK : PAIR_THROTTLE, now);
+  const accountAttempt = await recordAttempt(db, account, now);
 
   const tooLong = Buffer.byteLength(input.password, 'utf8') > PASSWORD_MAX_BYTES;
   const matches = await verifyPassword(input.password, tooLong ? null : (found?.password ?? null));
   if (!found || !matches) throw ValidationError.of('user', 'credentials', SIGN_IN_FAILED);
 
-  await forgetAttempts(db, bucket);
+  await forgetAttempts(db, pair, accountAttempt);
   if (input.previousToken !== undefined) await endSessionByToken(db, input.previousToken);
   const session = await openSession(db, { user: found.user, ip: input.ip, userAgent: input.userAgent, now });
   return { ...session, user: found.user };
