@@ -6,6 +6,7 @@ import { registerErrorHandler } from './http/error-handler.js';
 import { answerClientError, answerFrameworkError, MAX_PARAM_LENGTH, registerHostHeaderCheck } from './http/framework-errors.js';
 import { methodNotAllowed, notFound } from './http/errors.js';
 import { registerClientGuard } from './http/client-guard.js';
+import { fastifyTrustProxy, registerForwardedForCheck } from './http/client-address.js';
 import type { ClientResolver } from './http/client-resolver.js';
 import { registerHealthRoute } from './http/health.js';
 import { CLIENT_PREFIX } from './http/routes.js';
@@ -41,7 +42,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const app = Fastify({
     logger: options.logger ?? { level: deps.config.logLevel },
     bodyLimit: BODY_LIMIT,
-    trustProxy: deps.config.trustProxy === false ? false : deps.config.trustProxy,
+    // Only TRUST_PROXY's own addresses, never Fastify's `true` or hop counts (src/http/client-address.ts).
+    trustProxy: fastifyTrustProxy(deps.config.trustProxy),
     // Errors raised before any route runs get SPEC 1.2's body too.
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
@@ -64,6 +66,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     },
   });
 
+  // First of all hooks: nothing may read a forwarded address the panel does not believe.
+  registerForwardedForCheck(app, deps.config.trustProxy);
   registerJsonBodyParser(app);
   registerErrorHandler(app);
   registerHostHeaderCheck(app);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { decodeAppKey } from './app-key.js';
+import { invalidProxyEntry } from './http/client-address.js';
 
 /** The service's configuration, read once from the environment (and `.env`), validated and frozen. */
 export interface Config {
@@ -87,6 +88,18 @@ function appKey(env: Env): string | null {
   return raw;
 }
 
+/** TRUST_PROXY: off, or the proxies' addresses and CIDR ranges, exactly (no "on": trusting every peer lets anyone claim any address). */
+function trustedProxies(env: Env): false | string[] {
+  const raw = env.TRUST_PROXY?.trim();
+  if (!raw || raw.toLowerCase() === 'off') return false;
+  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const invalid = invalidProxyEntry(entries);
+  if (invalid !== undefined || entries.length === 0) {
+    throw new ConfigError(`TRUST_PROXY must be off or the proxies' IP addresses or CIDR ranges, comma-separated, got "${invalid ?? raw}"`);
+  }
+  return entries;
+}
+
 function containmentMode(env: Env): Config['containment'] {
   const raw = env.CONTAINMENT?.trim().toLowerCase() || 'auto';
   if (raw !== 'auto' && raw !== 'on' && raw !== 'off') throw new ConfigError(`CONTAINMENT must be "auto", "on" or "off", got "${env.CONTAINMENT}"`);
@@ -101,7 +114,6 @@ export function loadConfig(env: Env = readEnvironment()): Config {
   if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
   }
-  const trust = env.TRUST_PROXY?.trim();
   const appUrl = (env.APP_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
   return Object.freeze({
     port,
@@ -112,7 +124,7 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     appUrl,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 720, 1, 1_000_000),
     scheduler: onOff(env, 'SCHEDULER', true),
-    trustProxy: !trust || trust === 'off' ? false : trust.split(',').map((s) => s.trim()).filter(Boolean),
+    trustProxy: trustedProxies(env),
     logLevel: env.LOG_LEVEL?.trim() || 'info',
     scheduleTaskLimit: integer(env, 'SCHEDULE_TASK_LIMIT', 10, 0, 1000),
     activityPruneDays: integer(env, 'ACTIVITY_PRUNE_DAYS', 90, 1, 36500),
