@@ -25,6 +25,16 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
+/**
+ * Whether the cookies are `Secure`: when APP_URL, the address people use, is
+ * https (behind a TLS-terminating proxy too), so that a browser never sends
+ * them over plain http; on an http APP_URL a Secure cookie would never come
+ * back and nobody could stay signed in.
+ */
+export function cookiesSecure(appUrl: string): boolean {
+  return /^https:/i.test(appUrl.trim());
+}
+
 export interface CookieOptions {
   httpOnly: boolean;
   secure: boolean;

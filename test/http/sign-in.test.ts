@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { cookiesSecure } from '../../src/http/cookies.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 import { browserRequest, freshIp, login, setCookies, signIn, userWithPassword } from '../helpers/sign-in.js';
@@ -317,5 +318,14 @@ describeEachDatabase('sign-in behind https', (database) => {
     const cookies = setCookies((await signIn(h, user.username, password)).response);
     expect(cookies.get('quetzal_session')!.attributes).toContain('Secure');
     expect(cookies.get('XSRF-TOKEN')!.attributes).toContain('Secure');
+  });
+});
+
+describe('when cookies are Secure', () => {
+  it('follows APP_URL’s scheme, whatever its letter case', () => {
+    expect(cookiesSecure('https://panel.example.test')).toBe(true);
+    expect(cookiesSecure('HTTPS://Panel.example.test/')).toBe(true);
+    expect(cookiesSecure('http://127.0.0.1:8080')).toBe(false);
+    expect(cookiesSecure('http://https.example.test')).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../../deps.js';
-import { cookieHeader, readCookie, SESSION_COOKIE, XSRF_COOKIE, XSRF_HEADER } from '../../http/cookies.js';
+import { cookieHeader, cookiesSecure, readCookie, SESSION_COOKIE, XSRF_COOKIE, XSRF_HEADER } from '../../http/cookies.js';
 import { forbidden, unauthenticated } from '../../http/errors.js';
 import { normaliseBody } from '../../http/routes.js';
 import { accountAttributes } from '../account/account.transformer.js';
@@ -17,7 +17,7 @@ import { SignInThrottledError } from './sessions.throttle.js';
  * answers' bodies), which mutating requests send back as `X-XSRF-TOKEN`.
  */
 export function registerSessionRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'db' | 'clock' | 'config'>) {
-  const secure = deps.config.appUrl.startsWith('https:');
+  const secure = cookiesSecure(deps.config.appUrl);
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
 
   const setCookies = (reply: FastifyReply, session: { token: string; csrfToken: string; expiresAt: number }) => {
