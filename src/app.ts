@@ -21,6 +21,7 @@ import { registerScheduleRoutes } from './modules/schedules/schedules.routes.js'
 import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
 import { registerActivityRoutes } from './modules/activity/activity.routes.js';
 import { registerBackupRoutes } from './modules/backups/backups.routes.js';
+import { registerAllocationRoutes } from './modules/allocations/allocations.routes.js';
 import { registerWebsocketRoutes } from './modules/websocket/websocket.routes.js';
 import type { HubOptions } from './modules/websocket/websocket.hub.js';
 import { loadAppKey } from './app-key.js';
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   // Backups and restores tell live consoles when they end (SPEC 11).
   const serverEvents = deps.serverEvents ?? new ServerEvents((err) => app.log.error({ err }, 'a server event listener failed'));
   registerBackupRoutes(app, { ...deps, serverEvents });
+  registerAllocationRoutes(app, deps);
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
   await registerWebsocketRoutes(app, { ...deps, serverEvents, appKey }, options.websocket);
   await registerWebConsole(app, { timezone: deps.config.timezone });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Clock } from './clock.js';
 import type { Daemon } from './daemon/daemon.js';
 import type { Database, DialectName } from './db/database.js';
+import { assignInitialAllocation } from './modules/allocations/allocations.service.js';
 import { createApiKey } from './modules/keys/keys.service.js';
 import { createServer } from './modules/servers/servers.service.js';
 import { createUser, hasUsers, lockForBootstrap } from './modules/users/users.repository.js';
@@ -46,6 +47,8 @@ export async function bootstrapFirstStart(deps: BootstrapDeps): Promise<InitialC
       const now = deps.clock.now();
       const user = await createUser(trx, { username: BOOTSTRAP_USERNAME, email: BOOTSTRAP_EMAIL, rootAdmin: true, now });
       const server = await createServer(trx, deps.daemon, { ownerId: user.id, name: BOOTSTRAP_SERVER_NAME, now });
+      // Only when the admin added allocations before the first start (none by default, SPEC 13).
+      await assignInitialAllocation(trx, server, { kind: 'auto' }, now);
       const { token } = await createApiKey(trx, {
         userId: user.id,
         description: 'Initial key (created on first start)',

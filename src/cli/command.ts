@@ -28,6 +28,8 @@ export interface CliCommand {
   flagOptions?: readonly string[];
   /** Returns the object printed with --json (and summarised for humans without it). */
   run(ctx: CliContext, options: CliOptions): Promise<Record<string, unknown>>;
+  /** What is printed without --json, when one `name: value` line per member would not read well (a list). */
+  summary?(result: Record<string, unknown>): string;
 }
 
 export function requireOption(options: CliOptions, name: string): string {

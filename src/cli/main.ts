@@ -69,7 +69,7 @@ export async function runCli(argv: readonly string[], opts: RunCliOptions = {}):
       return 0;
     }
     const result = await runAdminCommand(command, parsed.options, opts);
-    io.stdout(parsed.json ? `${JSON.stringify(result)}\n` : humanSummary(result));
+    io.stdout(parsed.json ? `${JSON.stringify(result)}\n` : (command.summary?.(result) ?? humanSummary(result)));
     return 0;
   } catch (err) {
     let reason = reasonOf(err);

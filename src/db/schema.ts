@@ -61,6 +61,21 @@ export interface ServerTable {
   cpu_percent: Generated<number>;
   disk_mib: Generated<number>;
   pids: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Migration 008 (SPEC 13): the primary allocation (SERVER_IP/SERVER_PORT), and how many allocations its users may hold. */
+  allocation_id: ColumnType<number | null, number | null | undefined, number | null>;
+  allocation_limit: Generated<number>;
+}
+
+/** An address and port players reach a server on (migration 008, SPEC 13); free while `server_id` is null. */
+export interface AllocationTable {
+  id: Id;
+  ip: string;
+  ip_alias: string | null;
+  port: number;
+  server_id: number | null;
+  notes: string | null;
+  created_at: Millis;
+  updated_at: Millis;
 }
 
 export interface SubuserTable {
@@ -238,6 +253,7 @@ export interface Tables {
   backup_restores: BackupRestoreTable;
   sessions: SessionTable;
   login_attempts: LoginAttemptTable;
+  allocations: AllocationTable;
 }
 
 /** A user as the rest of the code sees one: the password hash never travels with it. */
@@ -257,5 +273,7 @@ export type BackupRow = Selectable<BackupTable>;
 export type NewBackup = Insertable<BackupTable>;
 export type BackupRestoreRow = Selectable<BackupRestoreTable>;
 export type SessionRow = Selectable<SessionTable>;
+export type AllocationRow = Selectable<AllocationTable>;
+export type NewAllocation = Insertable<AllocationTable>;
 export type ActivityLogRow = Selectable<ActivityLogTable>;
 export type NewActivityLog = Insertable<ActivityLogTable>;

@@ -70,8 +70,11 @@ export function registerClientGuard(app: FastifyInstance, deps: { resolver: Clie
       throw tooManyRequests();
     }
     if (!config.client) return;
-    const { server, schedule, task, backup } = request.params;
-    const target = server === undefined ? null : await resolver.findServerTarget(request.auth.user, { server, schedule, task, backup });
+    const { server, schedule, task, backup, allocation } = request.params;
+    const target =
+      server === undefined
+        ? null
+        : await resolver.findServerTarget(request.auth.user, { server, schedule, task, backup, allocation });
     if (!target) throw notFound();
     assertAllowed(target, config.client);
     request.target = target;

@@ -1,5 +1,5 @@
 import type { Actor } from '../actor.js';
-import type { ApiKeyRow, BackupRow, ScheduleRow, ServerRow, TaskRow, UserRow } from '../db/schema.js';
+import type { AllocationRow, ApiKeyRow, BackupRow, ScheduleRow, ServerRow, TaskRow, UserRow } from '../db/schema.js';
 import type { Access } from './permissions.js';
 
 /**
@@ -29,6 +29,7 @@ export interface ServerTarget {
   schedule?: ScheduleRow;
   task?: TaskRow;
   backup?: BackupRow;
+  allocation?: AllocationRow;
 }
 
 /** The ids a client route's path may carry, as the router read them (strings, unchecked). */
@@ -37,6 +38,7 @@ export interface PathIds {
   schedule?: string | undefined;
   task?: string | undefined;
   backup?: string | undefined;
+  allocation?: string | undefined;
 }
 
 /**

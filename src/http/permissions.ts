@@ -16,6 +16,11 @@ export const PERMISSIONS = [
   'control.restart',
   'file.delete',
   'websocket.connect',
+  // SPEC 13: a server's allocations (Pterodactyl's names).
+  'allocation.read',
+  'allocation.create',
+  'allocation.update',
+  'allocation.delete',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

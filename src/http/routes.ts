@@ -9,7 +9,7 @@ import type {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { TSchema } from '@sinclair/typebox';
-import type { BackupRow, ScheduleRow, TaskRow } from '../db/schema.js';
+import type { AllocationRow, BackupRow, ScheduleRow, TaskRow } from '../db/schema.js';
 import type { ClientRouteConfig } from './client-guard.js';
 import type { ServerTarget } from './client-resolver.js';
 import { badRequest, ValidationError } from './errors.js';
@@ -24,11 +24,15 @@ type Named<Url extends string, Id extends string, Row> = Url extends `${string}/
 /**
  * The target a route's handler gets, read off its path: under /servers/:server
  * a ServerTarget, and every row the path names (`:schedule`, `:task`,
- * `:backup`) present, since the guard answered 404 otherwise. Routes outside
+ * `:backup`, `:allocation`) present, since the guard answered 404 otherwise. Routes outside
  * /servers/:server (e.g. GET /api/client) address no server.
  */
 type TargetOf<Url extends string> = Url extends `/servers/:server${string}`
-  ? ServerTarget & Named<Url, 'schedule', ScheduleRow> & Named<Url, 'task', TaskRow> & Named<Url, 'backup', BackupRow>
+  ? ServerTarget &
+      Named<Url, 'schedule', ScheduleRow> &
+      Named<Url, 'task', TaskRow> &
+      Named<Url, 'backup', BackupRow> &
+      Named<Url, 'allocation', AllocationRow>
   : null;
 
 /** The schemas of a route, which type its request: body, query string and path parameters. */

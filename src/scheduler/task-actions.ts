@@ -4,7 +4,7 @@ import { SYSTEM_ACTOR } from '../modules/activity/activity.recorder.js';
 import { createBackupAndWait, parseIgnored } from '../modules/backups/backups.service.js';
 import { deleteServerFiles } from '../modules/backups/volume-changes.js';
 import { findServerById } from '../modules/servers/servers.repository.js';
-import { serverLimits } from '../modules/servers/servers.service.js';
+import { daemonServerForPower } from '../modules/servers/servers.service.js';
 import { deleteFilesPaths, POWER_SIGNALS } from '../modules/tasks/tasks.rules.js';
 import type { TaskRow } from '../db/schema.js';
 
@@ -36,7 +36,11 @@ export async function performTask(deps: TaskDeps, server: RunServer, task: TaskR
 }
 
 async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promise<TaskEvent | null> {
-  const target: DaemonServer = { uuid: server.uuid, startup: server.startup, stopCommand: server.stopCommand };
+  // The server as it is now, for every action: a start applies its current limits (SPEC 10)
+  // and publishes its current allocations (SPEC 13); the run's row carries neither.
+  const row = await findServerById(deps.db, server.id);
+  if (!row) throw new TaskError('The server no longer exists.');
+  const target = await daemonServerForPower(deps.db, row);
   switch (task.action) {
     case 'command': {
       if (task.payload === '' || /[\r\n]/.test(task.payload)) throw new TaskError('A command task needs a single-line payload.');
@@ -46,9 +50,7 @@ async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promis
     case 'power': {
       const signal = task.payload as PowerSignal;
       if (!POWER_SIGNALS.includes(signal)) throw new TaskError(`"${task.payload}" is not a power signal.`);
-      // The limits as they are now (SPEC 10): a start applies them; the run's row does not carry them.
-      const row = await findServerById(deps.db, server.id);
-      await deps.daemon.power(row ? { ...target, limits: serverLimits(row) } : target, signal);
+      await deps.daemon.power(target, signal);
       return { event: `server:power.${signal}`, properties: {} };
     }
     case 'backup': {
@@ -56,8 +58,6 @@ async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promis
       // limit (at the limit the task fails; it does not rotate old backups out), and
       // logged as server:backup.start / .complete / .fail by that service. Waited for,
       // so that a following task (a restart, a file deletion) sees the archive done.
-      const row = await findServerById(deps.db, server.id);
-      if (!row) throw new TaskError('The server no longer exists.');
       const outcome = await createBackupAndWait(deps, row, SYSTEM_ACTOR, { ignored: parseIgnored(task.payload), rotate: false });
       if (outcome.error !== undefined) throw outcome.error;
       if (!outcome.backup?.is_successful) throw new TaskError('The backup did not complete.');

@@ -18,6 +18,9 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'subuser:add': async () => (await import('./subuser-add.js')).command,
   'backup:create': async () => (await import('./backup-create.js')).command,
   'backup:import': async () => (await import('./backup-import.js')).command,
+  'allocation:add': async () => (await import('./allocation-add.js')).command,
+  'allocation:list': async () => (await import('./allocation-list.js')).command,
+  'allocation:remove': async () => (await import('./allocation-remove.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {

@@ -3,6 +3,12 @@ import type { ServerLimits } from '../../daemon/daemon.js';
 import { COMMAND_MAX_BYTES } from '../../modules/tasks/tasks.rules.js';
 import { createServer } from '../../modules/servers/servers.service.js';
 import { characters, optionalOption, requireUser } from './lookups.js';
+import {
+  AllocationUnavailableError,
+  assertInitialAllocationAvailable,
+  assignInitialAllocation,
+} from '../../modules/allocations/allocations.service.js';
+import { parseAllocationChoice, parseAllocationLimit } from './allocation-options.js';
 
 const MAX_BACKUP_LIMIT = 2_147_483_647;
 
@@ -53,17 +59,37 @@ function checkStopCommand(line: string | undefined): void {
     throw new CliError(`--stop-command must be at most ${COMMAND_MAX_BYTES} bytes`);
 }
 
+/** An allocation that cannot be given is the admin's mistake: its reason, not a stack. */
+function asCliError(err: unknown): never {
+  throw err instanceof AllocationUnavailableError ? new CliError(err.message) : err;
+}
+
 /**
  * `server:create --owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N]
  * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]` (CONTRACT.md). Without --startup the
  * server has a volume but no process. Limits are Pterodactyl's units (cpu 100 = one core),
  * 0 = unlimited; without --pids the daemon chooses (512 when confined).
+ * `--allocation IP:PORT|auto` (SPEC 13): its primary allocation; auto (the default) takes the first free
+ * one, none when none is free; `--allocation-limit N` how many its users may hold (default 0).
  */
 export const command: CliCommand = {
   name: 'server:create',
   usage:
-    '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]',
-  valueOptions: ['owner', 'name', 'startup', 'stop-command', 'backup-limit', 'memory', 'cpu', 'disk', 'pids'],
+    '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]' +
+    ' [--allocation IP:PORT|auto] [--allocation-limit N]',
+  valueOptions: [
+    'owner',
+    'name',
+    'startup',
+    'stop-command',
+    'backup-limit',
+    'memory',
+    'cpu',
+    'disk',
+    'pids',
+    'allocation',
+    'allocation-limit',
+  ],
   async run(ctx, options) {
     const ownerReference = requireOption(options, 'owner');
     const name = requireOption(options, 'name');
@@ -78,21 +104,31 @@ export const command: CliCommand = {
       disk: optionalOption(options, 'disk'),
       pids: optionalOption(options, 'pids'),
     });
+    const allocation = parseAllocationChoice(optionalOption(options, 'allocation') ?? 'auto');
+    const allocationLimit = parseAllocationLimit(optionalOption(options, 'allocation-limit'));
 
     const db = ctx.database.db;
     const owner = await requireUser(db, ownerReference);
+    await assertInitialAllocationAvailable(db, allocation).catch(asCliError);
     // The row and its volume together: a volume that cannot be made leaves no server behind.
-    const server = await db.transaction().execute((trx) =>
-      createServer(trx, ctx.daemon, {
-        ownerId: owner.id,
-        name,
-        startup: startup ?? null,
-        stopCommand: stopCommand ?? null,
-        backupLimit,
-        limits,
-        now: ctx.clock.now(),
-      }),
-    );
+    const server = await db
+      .transaction()
+      .execute(async (trx) => {
+        const row = await createServer(trx, ctx.daemon, {
+          ownerId: owner.id,
+          name,
+          startup: startup ?? null,
+          stopCommand: stopCommand ?? null,
+          backupLimit,
+          limits,
+          allocationLimit,
+          now: ctx.clock.now(),
+        });
+        // In the same transaction: an allocation that cannot be given leaves no server behind.
+        await assignInitialAllocation(trx, row, allocation, ctx.clock.now());
+        return row;
+      })
+      .catch(asCliError);
     return { uuid: server.uuid, identifier: server.uuid_short, name: server.name };
   },
 };

@@ -5,7 +5,7 @@ import { forbidden, ValidationError } from '../../http/errors.js';
 import { can, permissionForSignal, type Access, type PowerSignal } from '../../http/permissions.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
 import { COMMAND_MAX_BYTES } from '../tasks/tasks.rules.js';
-import { daemonServer } from './servers.service.js';
+import { daemonServer, daemonServerForPower } from './servers.service.js';
 
 type Deps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'jobs'>;
 
@@ -16,7 +16,7 @@ type Deps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'jobs'>;
  */
 export async function sendPowerSignal(deps: Deps, server: ServerRow, access: Access, actor: Actor, signal: PowerSignal) {
   if (!can(access, permissionForSignal(signal))) throw forbidden();
-  const target = daemonServer(server);
+  const target = await daemonServerForPower(deps.db, server);
   if ((signal === 'start' || signal === 'restart') && !server.startup) {
     throw new DaemonError('This server has no startup command.');
   }

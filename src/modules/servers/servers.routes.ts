@@ -7,6 +7,7 @@ import { serverItem, serverMeta, statsItem } from './servers.transformer.js';
 import { listVisibleServers, serverResources } from './servers.service.js';
 import { CommandBody, PowerBody } from './power.schemas.js';
 import { sendConsoleCommand, sendPowerSignal } from './power.service.js';
+import { allocationsOfServerShownTo, allocationsOfServersShownTo } from '../allocations/allocations.service.js';
 
 export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
   clientRoute(app, {
@@ -18,7 +19,8 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
       const page = parsePageQuery(request.query, { defaultPerPage: 50, maxPerPage: 100 });
       const { user } = request.auth;
       const { rows, total } = await listVisibleServers(deps.db, user, page);
-      const items = rows.map((row) => serverItem(row, user));
+      const allocations = await allocationsOfServersShownTo(deps.db, user, rows);
+      const items = rows.map((row) => serverItem(row, user, allocations.get(row.id) ?? []));
       return paginatedList(items, { total, ...page }, { url: request.url, baseUrl: deps.config.appUrl });
     },
   });
@@ -28,10 +30,11 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
     url: '/servers/:server',
     summary: 'Show one server',
     allowedWhenSuspended: true,
-    handler: async (request) => ({
-      ...serverItem(request.target.server, request.auth.user),
-      meta: serverMeta(request.target.server, request.auth.user, request.target.access),
-    }),
+    handler: async (request) => {
+      const { server, access } = request.target;
+      const allocations = await allocationsOfServerShownTo(deps.db, access, server);
+      return { ...serverItem(server, request.auth.user, allocations), meta: serverMeta(server, request.auth.user, access) };
+    },
   });
 
   clientRoute(app, {

@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/database.js';
 import type { ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
 import { NO_LIMITS, type Daemon, type DaemonServer, type ServerLimits, type ServerResources } from '../../daemon/daemon.js';
 import type { PageRequest } from '../../http/query.js';
+import { allocationsForDaemon } from '../allocations/allocations.service.js';
 import { countVisibleServers, findVisibleServersPage, insertServer, isShortIdentifierTaken } from './servers.repository.js';
 
 export interface NewServerInput {
@@ -12,6 +13,8 @@ export interface NewServerInput {
   startup?: string | null;
   stopCommand?: string | null;
   backupLimit?: number;
+  /** How many allocations the server's users may hold (SPEC 13); default 0. */
+  allocationLimit?: number;
   /** Absent = no limits (SPEC 10: 0 = unlimited; pids null = the daemon's default). */
   limits?: ServerLimits;
   now: number;
@@ -36,6 +39,7 @@ export async function createServer(db: Queryable, daemon: Daemon, input: NewServ
     cpu_percent: limits.cpuPercent,
     disk_mib: limits.diskMiB,
     pids: limits.pids,
+    allocation_limit: input.allocationLimit ?? 0,
     created_at: input.now,
     updated_at: input.now,
   });
@@ -57,6 +61,16 @@ export async function serverResources(deps: Pick<AppDeps, 'daemon'>, server: Ser
 
 export function daemonServer(server: ServerRow): DaemonServer {
   return { uuid: server.uuid, startup: server.startup, stopCommand: server.stop_command, limits: serverLimits(server) };
+}
+
+/**
+ * The server as a power action hands it to the daemon: with its allocations,
+ * primary first (SPEC 13), read now, so that a start publishes what the
+ * database holds at that moment. Every door that can start a server (the power
+ * route, the websocket's `set state`, a schedule's power task) goes through it.
+ */
+export async function daemonServerForPower(db: Queryable, server: ServerRow): Promise<DaemonServer> {
+  return { ...daemonServer(server), allocations: await allocationsForDaemon(db, server) };
 }
 
 /** A server row's limits in the daemon's terms (SPEC 10). */

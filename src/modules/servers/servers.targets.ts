@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 import type { PathIds, ServerTarget } from '../../http/client-resolver.js';
 import type { Access } from '../../http/permissions.js';
+import { findAllocationOfServer } from '../allocations/allocations.repository.js';
 import { findBackupOfServer } from '../backups/backups.repository.js';
 import { findScheduleOfServer } from '../schedules/schedules.repository.js';
 import { findTaskOfSchedule } from '../tasks/tasks.repository.js';
@@ -12,7 +13,7 @@ const INTEGER_ID = /^[1-9][0-9]{0,9}$/;
 const MAX_INTEGER_ID = 2_147_483_647;
 const BACKUP_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A path's integer id (schedules, tasks); NaN for anything that cannot be one, which no row has. */
+/** A path's integer id (schedules, tasks, allocations); NaN for anything that cannot be one, which no row has. */
 function integerId(raw: string): number {
   const id = INTEGER_ID.test(raw) ? Number(raw) : NaN;
   return id <= MAX_INTEGER_ID ? id : NaN;
@@ -51,6 +52,11 @@ export async function findServerTarget(db: Queryable, user: UserRow, ids: PathId
   if (ids.backup !== undefined) {
     target.backup = BACKUP_UUID.test(ids.backup) ? await findBackupOfServer(db, ids.backup.toLowerCase(), server.id) : undefined;
     if (!target.backup) return null;
+  }
+  if (ids.allocation !== undefined) {
+    const id = integerId(ids.allocation);
+    target.allocation = Number.isNaN(id) ? undefined : await findAllocationOfServer(db, id, server.id);
+    if (!target.allocation) return null;
   }
   return target;
 }

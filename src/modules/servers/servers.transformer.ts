@@ -1,10 +1,14 @@
-import type { ServerRow, UserRow } from '../../db/schema.js';
+import type { AllocationRow, ServerRow, UserRow } from '../../db/schema.js';
 import type { ServerResources } from '../../daemon/daemon.js';
 import { item } from '../../http/envelopes.js';
 import type { Access } from '../../http/permissions.js';
+import { allocationList } from '../allocations/allocations.transformer.js';
 
-/** The `server` object in the shape Pterodactyl's clients parse. */
-export function serverItem(server: ServerRow, viewer: UserRow) {
+/**
+ * The `server` object in the shape Pterodactyl's clients parse. `allocations`:
+ * the ones the viewer may see (allocations.service.ts allocationsShownTo).
+ */
+export function serverItem(server: ServerRow, viewer: UserRow, allocations: readonly AllocationRow[]) {
   return item('server', {
     server_owner: server.owner_id === viewer.id,
     identifier: server.uuid_short,
@@ -28,13 +32,13 @@ export function serverItem(server: ServerRow, viewer: UserRow) {
     invocation: server.startup ?? '',
     docker_image: '',
     egg_features: [],
-    feature_limits: { databases: 0, allocations: 0, backups: server.backup_limit },
+    feature_limits: { databases: 0, allocations: server.allocation_limit, backups: server.backup_limit },
     status: server.status,
     is_suspended: server.status === 'suspended',
     is_installing: server.status === 'installing',
     is_transferring: false,
     relationships: {
-      allocations: { object: 'list', data: [] },
+      allocations: allocationList(allocations, server.allocation_id),
       variables: { object: 'list', data: [] },
     },
   });

@@ -18,3 +18,21 @@ export async function upsertSubuser(
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+/** `userId`'s subuser permissions on each of `serverIds` it is a subuser of (servers it is not are absent). */
+export async function findSubuserPermissionsOn(
+  db: Queryable,
+  userId: number,
+  serverIds: readonly number[],
+): Promise<Map<number, string[]>> {
+  const byServer = new Map<number, string[]>();
+  if (serverIds.length === 0) return byServer;
+  const rows = await db
+    .selectFrom('subusers')
+    .select(['server_id', 'permissions'])
+    .where('user_id', '=', userId)
+    .where('server_id', 'in', serverIds)
+    .execute();
+  for (const row of rows) byServer.set(row.server_id, JSON.parse(row.permissions) as string[]);
+  return byServer;
+}
