@@ -1,9 +1,13 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { clientAddress, proxyTrust } from '../../src/http/client-address.js';
 import { addressKey } from '../../src/modules/sessions/sessions.throttle.js';
+import { quetzal } from '../cli/helpers.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 import { userWithPassword } from '../helpers/sign-in.js';
@@ -268,6 +272,18 @@ describe('TRUST_PROXY and the client address', () => {
     }
     expect(() => trustProxy('127.0.0.1,on')).toThrow(/TRUST_PROXY must be off or the proxies' IP addresses or CIDR ranges, comma-separated, got "on"/);
   });
+
+  it('stops the real service at once, before it serves anything, when TRUST_PROXY is not a list of addresses', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-trust-'));
+    try {
+      const result = await quetzal(['serve'], { DATA_DIR: dataDir, PORT: '0', TRUST_PROXY: 'on' });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining('TRUST_PROXY must be off or the proxies')]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   it('trusts exactly the listed addresses, an IPv4 one also as seen through an IPv6 socket', () => {
     const trust = proxyTrust(['127.0.0.1', '10.1.0.0/16', 'fd00::/8']);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { cookiesSecure } from '../../src/http/cookies.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
@@ -149,6 +150,27 @@ describeEachDatabase('sign-in', (database) => {
     const later = freshIp();
     for (let i = 0; i < 4; i++) expect((await login(h, { user: user.username, password: 'nope nope' }, later)).statusCode).toBe(422);
     expect((await login(h, { user: user.username, password }, later)).statusCode).toBe(200);
+  });
+
+  it('counts attempts in the database: another instance on the same database refuses the same pair', async () => {
+    const { user, password } = await userWithPassword(h);
+    const other = await buildApp(h.deps, { logger: false });
+    try {
+      const ip = freshIp();
+      for (let i = 0; i < 5; i++) {
+        const app = i % 2 ? other : h.app;
+        const res = await app.inject({ method: 'POST', url: '/auth/login', payload: { user: user.username, password: 'nope nope' }, remoteAddress: ip });
+        expect(res.statusCode).toBe(422);
+      }
+      const refused = await other.inject({ method: 'POST', url: '/auth/login', payload: { user: user.username, password }, remoteAddress: ip });
+      expect(refused.statusCode).toBe(429);
+      expect((await login(h, { user: user.username, password }, ip)).statusCode).toBe(429);
+      expect(
+        (await other.inject({ method: 'POST', url: '/auth/login', payload: { user: user.username, password }, remoteAddress: freshIp() })).statusCode,
+      ).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 
   it('counts an IPv6 /64 as one address: its many addresses do not multiply the budget', async () => {
