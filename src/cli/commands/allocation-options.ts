@@ -11,9 +11,9 @@ import type { InitialAllocation } from '../../modules/allocations/allocations.se
  * 1000 in one range. Addresses are IPv4: the per-server network publishes
  * them with IPv4 NAT, as Wings' default Docker network does.
  */
-export const PORT_FLOOR = 1024;
-export const PORT_CEIL = 65535;
-export const PORT_RANGE_LIMIT = 1000;
+const PORT_FLOOR = 1024;
+const PORT_CEIL = 65535;
+const PORT_RANGE_LIMIT = 1000;
 
 const PORT = /^\d{1,5}$/;
 const RANGE = /^(\d{1,5})-(\d{1,5})$/;
