@@ -75,6 +75,15 @@ export function parseMachineIp(value: string, addresses: readonly string[] = mac
   return ip;
 }
 
+/**
+ * Whether traffic to `a` and to `b` on one port can be the same: the same
+ * address, or either is every address (0.0.0.0, or a HOST that is not an IPv4
+ * address: `::`, a name).
+ */
+export function addressesOverlap(a: string, b: string): boolean {
+  return a === b || a === ANY_ADDRESS || b === ANY_ADDRESS || !net.isIPv4(a) || !net.isIPv4(b);
+}
+
 /** `--allocation IP:PORT|auto` of server:create. */
 export function parseAllocationChoice(value: string): InitialAllocation {
   if (value === 'auto') return { kind: 'auto' };
