@@ -106,6 +106,19 @@ describeEachDatabase('allocation commands', (database) => {
     expect(await add({ ip: OTHER, ports: String(port) })).toEqual({ created: 1 });
   });
 
+  it("refuses the panel's own port on any address the panel listens on", async () => {
+    expect(h.config).toMatchObject({ port: 8080, host: LOOPBACK });
+    for (const ip of [LOOPBACK, '0.0.0.0']) {
+      await expect(add({ ip, ports: '8000-8100' })).rejects.toThrow(
+        `--ports: 8080 is the panel's own port (PORT, on ${LOOPBACK}); an allocation there would take its traffic`,
+      );
+    }
+    expect((await list()).filter((x) => x.port >= 8000 && x.port <= 8100)).toEqual([]);
+    // The panel does not listen on the machine's other addresses.
+    expect(await add({ ip: OTHER, ports: '8080' })).toEqual({ created: 1 });
+    expect(await run(allocationRemove, { ip: OTHER, ports: '8080' })).toEqual({ removed: 1 });
+  });
+
   it('refuses an allocation that 0.0.0.0 would overlap, either way round', async () => {
     const [a, b] = ports(2) as [number, number];
     await add({ ip: LOOPBACK, ports: String(a) });

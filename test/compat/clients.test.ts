@@ -108,4 +108,79 @@ describeEachDatabase('existing clients', (database) => {
     // pterojs sends no body: truncate defaults to false and other files stay.
     expect(fs.readFileSync(path.join(volume, 'kept.txt'), 'utf8')).toBe('kept');
   });
+
+  /** An owner's server holding two allocations (the first its primary) with one more free on its IP, users allowed up to 3. */
+  async function serverWithAllocations(ip: string) {
+    const { owner, server } = await h.make.ownedServer();
+    const now = h.clock.now();
+    const rows = await h.db.db
+      .insertInto('allocations')
+      .values(
+        [25565, 25566, 25567].map((port) => ({
+          ip,
+          port,
+          ip_alias: null,
+          server_id: null,
+          notes: null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .returningAll()
+      .execute();
+    rows.sort((a, b) => a.port - b.port);
+    await h.db.db
+      .updateTable('allocations')
+      .set({ server_id: server.id })
+      .where('id', 'in', [rows[0]!.id, rows[1]!.id])
+      .execute();
+    await h.db.db
+      .updateTable('servers')
+      .set({ allocation_id: rows[0]!.id, allocation_limit: 3 })
+      .where('id', '=', server.id)
+      .execute();
+    return { owner, server, rows };
+  }
+
+  it('jspteroapi: network allocations (list, assign, notes, primary, delete)', async () => {
+    const { owner, server, rows } = await serverWithAllocations('10.9.0.1');
+    const client = new JsPteroClient(baseUrl, owner.token, undefined, true);
+    // jspteroapi types the list as bare attributes; what it returns is Pterodactyl's `data`, items with `attributes`.
+    type Items = { attributes: { port: number; is_default: boolean } }[];
+    const listed = (await client.getAllAlocations(server.uuid_short)) as unknown as Items;
+    expect(listed.map((a) => [a.attributes.port, a.attributes.is_default])).toEqual([
+      [25565, true],
+      [25566, false],
+    ]);
+    const assigned = await client.assignAllocation(server.uuid_short);
+    expect(assigned).toMatchObject({ id: rows[2]!.id, ip: '10.9.0.1', port: 25567, is_default: false, notes: null });
+    expect(await client.setAllocationNote(server.uuid_short, rows[1]!.id, 'rcon')).toMatchObject({ port: 25566, notes: 'rcon' });
+    expect(await client.setAllocationPrimary(server.uuid_short, rows[1]!.id)).toMatchObject({ port: 25566, is_default: true });
+    expect(await client.deleteAllocation(server.uuid_short, rows[0]!.id)).toBe('Sucessfully deleted Allocation!');
+    const after = (await client.getAllAlocations(server.uuid_short)) as unknown as Items;
+    expect(after.map((a) => a.attributes.port)).toEqual([25566, 25567]);
+    const info = await client.getServerInfo(server.uuid_short);
+    expect(info.feature_limits.allocations).toBe(3);
+    expect(info.relationships.allocations.data.map((a) => a.attributes.port)).toEqual([25566, 25567]);
+  });
+
+  it('pterojs: network allocations (fetch, notes, primary, unassign)', async () => {
+    const { owner, server, rows } = await serverWithAllocations('10.9.0.2');
+    const client = new PteroClient(baseUrl, owner.token, {
+      fetchClient: false,
+      servers: { fetch: false, cache: false },
+    } as never);
+    const remote = await client.servers.fetch(server.uuid_short);
+    expect(remote.featureLimits).toMatchObject({ allocations: 3 });
+    const fetched = await remote.network.fetch();
+    expect([...fetched.values()].map((a) => [a.port, a.isDefault, a.notes])).toEqual([
+      [25565, true, null],
+      [25566, false, null],
+    ]);
+    await remote.network.setNote(rows[1]!.id, 'query');
+    await remote.network.setPrimary(rows[1]!.id);
+    await remote.network.unassign(rows[0]!.id);
+    const after = await remote.network.fetch();
+    expect([...after.values()].map((a) => [a.port, a.isDefault, a.notes])).toEqual([[25566, true, 'query']]);
+  });
 });

@@ -5,6 +5,7 @@ import type { DaemonServer, PowerSignal } from '../../src/daemon/daemon.js';
 import { activeRunOf } from '../../src/scheduler/runs.js';
 import { performTask } from '../../src/scheduler/task-actions.js';
 import { describeEachDatabase } from '../helpers/databases.js';
+import { eventsOf, makeSchedule, useSchedulerHarness, waitForRunEnd } from '../scheduler/helpers.js';
 import { connected, eventually, useLiveHarness } from '../websocket/helpers.js';
 
 /**
@@ -449,5 +450,55 @@ describeEachDatabase('network allocations', (database) => {
       expect(calls[0]!.server.allocations).toEqual([]);
       await stop(server);
     });
+  });
+});
+
+/** The third door end to end: a due schedule claimed and run by the real scheduler. */
+describeEachDatabase("a schedule's power task hands the daemon the allocations", (database) => {
+  const h = useSchedulerHarness(database);
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('as they are when the task runs, primary first', async () => {
+    const { server } = await h.make.ownedServer({ startup: 'sleep 30' });
+    const now = h.clock.now();
+    const rows = await h.db.db
+      .insertInto('allocations')
+      .values(
+        [27015, 27016].map((port) => ({
+          ip: '10.1.2.3',
+          port,
+          ip_alias: null,
+          server_id: server.id,
+          notes: null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .returningAll()
+      .execute();
+    const second = rows.find((r) => r.port === 27016)!;
+    await h.db.db.updateTable('servers').set({ allocation_id: second.id }).where('id', '=', server.id).execute();
+    const calls: DaemonServer[] = [];
+    const real = h.daemon.power.bind(h.daemon);
+    vi.spyOn(h.daemon, 'power').mockImplementation(async (target, signal) => {
+      calls.push(target);
+      return real(target, signal);
+    });
+    const schedule = await makeSchedule(h.db.db, server, {
+      nextRunAt: Date.now() - 1_000,
+      tasks: [{ action: 'power', payload: 'start' }],
+    });
+    await h.scheduler().tick();
+    await waitForRunEnd(h.db.db, schedule.id);
+    expect(calls.map((c) => c.allocations)).toEqual([
+      [
+        { ip: '10.1.2.3', port: 27016 },
+        { ip: '10.1.2.3', port: 27015 },
+      ],
+    ]);
+    expect((await eventsOf(h.db.db, server.id)).map((e) => e.event)).toContain('server:power.start');
+    await real({ uuid: server.uuid, startup: server.startup, stopCommand: null }, 'kill');
   });
 });

@@ -11,9 +11,9 @@ import type { InitialAllocation } from '../../modules/allocations/allocations.se
  * 1000 in one range. Addresses are IPv4: the per-server network publishes
  * them with IPv4 NAT, as Wings' default Docker network does.
  */
-export const PORT_FLOOR = 1024;
-export const PORT_CEIL = 65535;
-export const PORT_RANGE_LIMIT = 1000;
+const PORT_FLOOR = 1024;
+const PORT_CEIL = 65535;
+const PORT_RANGE_LIMIT = 1000;
 
 const PORT = /^\d{1,5}$/;
 const RANGE = /^(\d{1,5})-(\d{1,5})$/;
@@ -73,6 +73,15 @@ export function parseMachineIp(value: string, addresses: readonly string[] = mac
     throw new CliError(`--ip: ${ip} is not an address of this machine (it has ${[...addresses, ANY_ADDRESS].join(', ')})`);
   }
   return ip;
+}
+
+/**
+ * Whether traffic to `a` and to `b` on one port can be the same: the same
+ * address, or either is every address (0.0.0.0, or a HOST that is not an IPv4
+ * address: `::`, a name).
+ */
+export function addressesOverlap(a: string, b: string): boolean {
+  return a === b || a === ANY_ADDRESS || b === ANY_ADDRESS || !net.isIPv4(a) || !net.isIPv4(b);
 }
 
 /** `--allocation IP:PORT|auto` of server:create. */

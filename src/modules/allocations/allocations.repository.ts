@@ -2,7 +2,7 @@ import type { Queryable } from '../../db/database.js';
 import type { AllocationRow, NewAllocation, ServerRow } from '../../db/schema.js';
 
 /** An allocation with the UUID of the server holding it (null when free): what the admin command line lists. */
-export type AllocationWithHolder = AllocationRow & { server_uuid: string | null };
+type AllocationWithHolder = AllocationRow & { server_uuid: string | null };
 
 /** Every address of the machine (SPEC 13): one allocation on it publishes the port on all of them. */
 export const ANY_ADDRESS = '0.0.0.0';

@@ -49,7 +49,7 @@ export async function listServerAllocations(db: Queryable, server: ServerRow): P
  * its notes (Pterodactyl's ServerTransformer does the same, so that the
  * address a server is reached on is never hidden).
  */
-export function allocationsShownTo(access: Access, server: ServerRow, allocations: readonly AllocationRow[]): AllocationRow[] {
+function allocationsShownTo(access: Access, server: ServerRow, allocations: readonly AllocationRow[]): AllocationRow[] {
   if (can(access, 'allocation.read')) return [...allocations];
   return allocations.filter((row) => row.id === server.allocation_id).map((row) => ({ ...row, notes: null }));
 }
@@ -59,7 +59,7 @@ export async function allocationsOfServerShownTo(db: Queryable, access: Access, 
   return allocationsShownTo(access, server, await findAllocationsOfServer(db, server.id));
 }
 
-/** The same for a page of the server list: two queries whatever the page's size. */
+/** The same for a page of the server list: at most two queries (allocations, the viewer's subuser rights) whatever its size. */
 export async function allocationsOfServersShownTo(
   db: Queryable,
   viewer: UserRow,
