@@ -98,7 +98,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const serverEvents = deps.serverEvents ?? new ServerEvents((err) => app.log.error({ err }, 'a server event listener failed'));
   registerBackupRoutes(app, { ...deps, serverEvents });
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
-  await registerWebsocketRoutes(app, { ...deps, serverEvents, appKey }, options.websocket);
+  await registerWebsocketRoutes(app, { ...deps, serverEvents, appKey }, { consoleThrottle: deps.config.consoleThrottle, ...options.websocket });
   await registerWebConsole(app, { timezone: deps.config.timezone });
   registerAccountRoutes(app, deps);
   registerSessionRoutes(app, deps);
