@@ -18,6 +18,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'subuser:add': async () => (await import('./subuser-add.js')).command,
   'backup:create': async () => (await import('./backup-create.js')).command,
   'backup:import': async () => (await import('./backup-import.js')).command,
+  'servers:stop': async () => (await import('./servers-stop.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {

@@ -375,6 +375,21 @@ export class LocalDaemon implements Daemon {
     await deleteVolumePaths(this.volumeDir(server.uuid), paths);
   }
 
+  /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */
+  runningServers(): string[] {
+    const names = (() => {
+      try {
+        return readdirSync(this.paths.run);
+      } catch {
+        return [] as string[];
+      }
+    })();
+    return names.flatMap((name) => {
+      const match = /^([A-Za-z0-9_-]+)\.pid$/.exec(name);
+      return match && this.processes.state(match[1]!) !== 'offline' ? [match[1]!] : [];
+    });
+  }
+
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void {
     return this.processes.onStateChange(listener);
   }
