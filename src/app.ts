@@ -104,7 +104,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerBackupRoutes(app, { ...deps, serverEvents });
   registerAllocationRoutes(app, deps);
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
-  await registerWebsocketRoutes(app, { ...deps, serverEvents, appKey }, options.websocket);
+  await registerWebsocketRoutes(app, { ...deps, serverEvents, appKey }, { consoleThrottle: deps.config.consoleThrottle, ...options.websocket });
   await registerWebConsole(app, { timezone: deps.config.timezone });
   registerAccountRoutes(app, deps);
   registerSessionRoutes(app, deps);

@@ -29,6 +29,15 @@ export interface Config {
   readonly containment: 'auto' | 'on' | 'off';
   /** The uid and gid confined server processes run as. */
   readonly serverUid: number;
+  /** What a graceful shutdown does to running servers (SPEC 14): `keep` leaves confined ones to their monitors for the next start to adopt. */
+  readonly serversOnShutdown: 'keep' | 'stop';
+  /** Wings' console throttle (SPEC 14): more than `lines` in `periodMs` is not forwarded; `maxTriggers` within the decay stops the server. */
+  readonly consoleThrottle: {
+    readonly lines: number;
+    readonly periodMs: number;
+    readonly maxTriggers: number;
+    readonly decayMs: number;
+  };
   /** APP_KEY as given (validated), null when unset: src/app-key.ts's loadAppKey then uses the one in DATA_DIR. */
   readonly appKey: string | null;
 }
@@ -136,5 +145,19 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     // Never 0: a confined process must not be root.
     serverUid: integer(env, 'SERVER_UID', 988, 1, 2_147_483_646),
     appKey: appKey(env),
+    serversOnShutdown: serversOnShutdown(env),
+    // Wings' defaults: `throttles.lines` 2000 per `line_reset_interval` 100 ms, `maximum_trigger_count` 5, `decay_interval` 10 s.
+    consoleThrottle: Object.freeze({
+      lines: integer(env, 'CONSOLE_THROTTLE_LINES', 2000, 1, 100_000_000),
+      periodMs: integer(env, 'CONSOLE_THROTTLE_PERIOD_MS', 100, 1, 3_600_000),
+      maxTriggers: integer(env, 'CONSOLE_THROTTLE_MAX_TRIGGERS', 5, 1, 1_000_000),
+      decayMs: integer(env, 'CONSOLE_THROTTLE_DECAY_MS', 10_000, 1, 86_400_000),
+    }),
   });
+}
+
+function serversOnShutdown(env: Env): 'keep' | 'stop' {
+  const raw = env.SERVERS_ON_SHUTDOWN?.trim() || 'keep';
+  if (raw !== 'keep' && raw !== 'stop') throw new ConfigError(`SERVERS_ON_SHUTDOWN must be keep or stop, got "${raw}"`);
+  return raw;
 }

@@ -215,7 +215,12 @@ async function runService(command: ServiceCommand, options: CliOptions, opts: Ru
     { containment: containers ? 'on' : 'off', ...(containers ? { serverUid: containers.uid } : {}) },
     containers ? 'server processes run in containers' : 'server processes run unconfined',
   );
-  const daemon = new LocalDaemon(config.dataDir, { logger, consoleLogBytes: config.consoleLogMb * 1024 * 1024, containers });
+  const daemon = new LocalDaemon(config.dataDir, {
+    logger,
+    consoleLogBytes: config.consoleLogMb * 1024 * 1024,
+    containers,
+    serversOnShutdown: config.serversOnShutdown,
+  });
   const stop = opts.stop ?? stopOnSignals(logger);
   try {
     const ctx: ServiceContext = { config, database, daemon, clock: opts.clock ?? systemClock, logger };

@@ -17,6 +17,7 @@ import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { readCgroupHierarchy } from '../../src/daemon/local/container/cgroup-hierarchy.js';
 import { containerId, defaultCgroupsPath } from '../../src/daemon/local/container/container-spec.js';
 import { findRunc } from '../../src/daemon/local/container/runc.js';
+import { joinConsoleRecords } from '../../src/daemon/local/process/console-record.js';
 import { freePort, ROOT, sleep, waitHealthy, type StartedService } from '../platform/service-process.js';
 
 export { sleep } from '../platform/service-process.js';
@@ -67,6 +68,8 @@ export function serviceEnv(dataDir: string, port: number, extra: Record<string, 
     PORT: String(port),
     LOG_LEVEL: 'warn',
     CONTAINMENT: 'on',
+    // Tests that stop their service expect no container left; those about keeping servers (SPEC 14) say `keep`.
+    SERVERS_ON_SHUTDOWN: 'stop',
     [ENV_CANARY]: `canary-${path.basename(dataDir)}`,
     ...extra,
   };
@@ -279,12 +282,17 @@ export async function waitFor(
   }
 }
 
+/** The server's output as it printed it: conmon's records (`<time> stdout F text`) joined into lines. */
 export function readLog(server: TestServer): string {
+  let text: string;
   try {
-    return fs.readFileSync(server.logFile, 'utf8');
+    text = fs.readFileSync(server.logFile, 'utf8');
   } catch {
     return '';
   }
+  const raw = text.split('\n');
+  raw.pop();
+  return joinConsoleRecords(raw, Number.MAX_SAFE_INTEGER).map((line) => `${line}\n`).join('');
 }
 
 export function fileSize(file: string): number {

@@ -1,15 +1,17 @@
 /**
  * A confined server's end (SPEC 10, issue 11) through a real service: stop
  * and kill end every process it started, one that left with `setsid`
- * included; a service SIGKILLed while a container runs leaves it running, and
- * the next service on the same DATA_DIR reaps it, so that a start runs
- * exactly one copy. Needs root and runc (the service refuses to start
+ * included; a service SIGKILLed while a container runs leaves it running
+ * with its monitor, and the next service on the same DATA_DIR adopts it
+ * (SPEC 14): its console, commands, figures and stop work, and a start never
+ * runs a second copy. Needs root and runc (the service refuses to start
  * without them and the tests fail with its reason).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  api,
   containerLeftovers,
   containerProcesses,
   createServer,
@@ -99,20 +101,21 @@ describe('a service SIGKILLed while a confined server runs', () => {
       }
     });
 
-  it('leaves the container running; the next service reaps it, and a start then runs exactly one copy', async () => {
+  it('leaves the container running; the next service adopts it: console, command, stats, stop; never two copies', async () => {
     const first = await startService();
     own.handle = first;
     own.dataDir = first.dataDir;
     const server = await createServer(first, {
       name: 'ticker',
       startup: 'sh ticker.sh',
-      files: { 'ticker.sh': 'while :; do date >> ticks.txt; sleep 0.2; done\n' },
+      files: { 'ticker.sh': '(while :; do date >> ticks.txt; sleep 0.2; done) & while read line; do echo "got $line"; done\n' },
     });
     const ticks = path.join(server.volumeDir, 'ticks.txt');
     await power(first, server, 'start');
     await waitState(first, server, 'running');
     await growing(ticks, 'ticks.txt');
-    expect(tickers(server)).toHaveLength(1);
+    expect(tickers(server)).toHaveLength(2); // the reading shell and the ticking subshell
+    const pid = (await runcList(first.dataDir))[0]!.pid;
 
     // Only node itself, not its process group: what a crash or the OOM killer does to the service.
     first.service.proc.kill('SIGKILL');
@@ -120,32 +123,33 @@ describe('a service SIGKILLed while a confined server runs', () => {
     first.service.dispose();
     own.handle = null;
 
-    // The container does not depend on the service.
+    // The container and its monitor do not depend on the service.
     await growing(ticks, 'ticks.txt with no service');
     expect((await runcList(first.dataDir)).map((c) => c.status)).toEqual(['running']);
-    expect(tickers(server)).toHaveLength(1);
 
     const second = await startService(first.dataDir, first.port);
     own.handle = second;
-    await waitState(second, server, 'offline', 15_000);
-    expect(await containerLeftovers(second, server)).toEqual([]);
-    expect(tickers(server)).toEqual([]);
-    const { before, after } = await stillOver(ticks, 1_000);
-    expect(after, 'ticks.txt grew after the reaping').toBe(before);
-
-    await power(second, server, 'start');
     await waitState(second, server, 'running');
     await growing(ticks, 'ticks.txt after the new start');
-    const listed = await runcList(second.dataDir);
-    expect(listed.map((c) => [c.id, c.status])).toEqual([[`quetzal-${server.uuid}`, 'running']]);
-    expect(tickers(server)).toHaveLength(1);
-    // The new copy is the one the pid file names.
-    const record = JSON.parse(fs.readFileSync(path.join(second.dataDir, 'run', `${server.uuid}.pid`), 'utf8')) as { pid: number };
-    expect(record.pid).toBe(listed[0]!.pid);
-    expect((await resources(second, server)).current_state).toBe('running');
+    // The same container, now this service's.
+    const record = JSON.parse(fs.readFileSync(path.join(second.dataDir, 'run', `${server.uuid}.pid`), 'utf8')) as { pid: number; owner: { pid: number } };
+    expect(record.pid).toBe(pid);
+    expect(record.owner.pid).toBe(second.service.proc.pid);
+    expect((await api(second, 'POST', `/api/client/servers/${server.identifier}/command`, { command: 'adopted?' })).status).toBe(204);
+    await waitFor(() => readLog(server).includes('got adopted?'), 'the command to reach the adopted server');
+    const figures = await resources(second, server);
+    expect(figures.current_state).toBe('running');
+    expect(figures.resources.memory_bytes).toBeGreaterThan(0);
+
+    // Never two copies: a start is a no-op.
+    await power(second, server, 'start');
+    await sleep(500);
+    expect((await runcList(second.dataDir)).map((c) => [c.id, c.pid])).toEqual([[`quetzal-${server.uuid}`, pid]]);
+    expect(tickers(server)).toHaveLength(2);
 
     await power(second, server, 'stop');
     await waitState(second, server, 'offline', 15_000);
     expect(await containerLeftovers(second, server), readLog(server)).toEqual([]);
+    expect(tickers(server)).toEqual([]);
   }, 120_000);
 });

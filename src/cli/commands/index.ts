@@ -21,6 +21,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'allocation:add': async () => (await import('./allocation-add.js')).command,
   'allocation:list': async () => (await import('./allocation-list.js')).command,
   'allocation:remove': async () => (await import('./allocation-remove.js')).command,
+  'servers:stop': async () => (await import('./servers-stop.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {

@@ -54,6 +54,7 @@ export class LocalDaemon implements Daemon {
   private readonly containers: ContainerRuntime | null;
   /** Memory and CPU of running servers every 2 s, for `/resources` (a CPU rate needs two samples). */
   private readonly usage: UsageSampler;
+  private readonly serversOnShutdown: 'keep' | 'stop';
   /** Volume sizes (SPEC 10's disk limit): one walk of a volume at a time, however many ask. */
   private readonly diskUsageCache = new DiskUsageCache();
 
@@ -66,10 +67,13 @@ export class LocalDaemon implements Daemon {
       logger?: ConstructorParameters<typeof ProcessSupervisor>[0]['logger'];
       /** From resolveContainment(): run each server in a container (SPEC 10); null or absent = unconfined. */
       containers?: ContainerRuntime | null;
+      /** SERVERS_ON_SHUTDOWN (SPEC 14): `keep` leaves confined servers running at close; `stop` (the default here) stops them. */
+      serversOnShutdown?: 'keep' | 'stop';
     } = {},
   ) {
     this.paths = localDaemonPaths(dataDir);
     this.containers = opts.containers ?? null;
+    this.serversOnShutdown = opts.serversOnShutdown ?? 'stop';
     const logger = opts.logger ?? silentLogger;
     this.processes = new ProcessSupervisor({
       logDir: this.paths.logs,
@@ -91,7 +95,7 @@ export class LocalDaemon implements Daemon {
     this.usage.track(serverUuid, () => this.processes.usage(serverUuid));
   }
 
-  /** Call once at start: stops processes left behind by an instance that died. */
+  /** Call once at start: adopts the servers an instance that is gone left running (SPEC 14), stops what it cannot adopt. */
   async start(): Promise<void> {
     // Inside DATA_DIR (0700), and as private themselves (SPEC 10).
     await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
@@ -371,12 +375,28 @@ export class LocalDaemon implements Daemon {
     await deleteVolumePaths(this.volumeDir(server.uuid), paths);
   }
 
+  /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */
+  runningServers(): string[] {
+    const names = (() => {
+      try {
+        return readdirSync(this.paths.run);
+      } catch {
+        return [] as string[];
+      }
+    })();
+    return names.flatMap((name) => {
+      const match = /^([A-Za-z0-9_-]+)\.pid$/.exec(name);
+      return match && this.processes.state(match[1]!) !== 'offline' ? [match[1]!] : [];
+    });
+  }
+
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void {
     return this.processes.onStateChange(listener);
   }
 
+  /** Stops watching; stops the servers, or (SERVERS_ON_SHUTDOWN=keep) leaves confined ones running for the next start to adopt. */
   async close(): Promise<void> {
     this.usage.close();
-    await this.processes.shutdownAll();
+    await this.processes.shutdownAll({ keep: this.serversOnShutdown === 'keep' });
   }
 }

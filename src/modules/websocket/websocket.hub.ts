@@ -5,6 +5,7 @@ import type { ServerRow } from '../../db/schema.js';
 import type { Permission } from '../../http/permissions.js';
 import type { ServerEvent } from '../../server-events.js';
 import { daemonServer } from '../servers/servers.service.js';
+import { ConsoleThrottle, DEFAULT_THROTTLE, THROTTLE_MESSAGE, THROTTLE_STOP_MESSAGE, type ThrottleSettings } from './console-throttle.js';
 import { CLOSE, OUTBOUND } from './websocket.frames.js';
 import { findServersByUuids } from './websocket.repository.js';
 import { recheckSocketAccess, type WebsocketDeps } from './websocket.service.js';
@@ -22,6 +23,8 @@ export interface HubOptions {
   maxSocketsPerUser?: number;
   /** Sockets not yet authenticated, across the service. */
   maxPendingSockets?: number;
+  /** Wings' console throttle (SPEC 14; CONSOLE_THROTTLE_*). */
+  consoleThrottle?: ThrottleSettings;
 }
 
 const DEFAULTS: Required<HubOptions> = {
@@ -30,6 +33,7 @@ const DEFAULTS: Required<HubOptions> = {
   accessCheckMs: 30_000,
   maxSocketsPerUser: 20,
   maxPendingSockets: 1_000,
+  consoleThrottle: DEFAULT_THROTTLE,
 };
 const TICK_MS = 1_000;
 
@@ -39,6 +43,7 @@ class ServerChannel {
   state: ServerState | null = null;
   sampling = false;
   stopConsole: () => void = () => {};
+  throttle: ConsoleThrottle | null = null;
 
   constructor(public server: ServerRow) {}
 
@@ -138,11 +143,34 @@ export class SocketHub implements SessionHost {
   private open(row: ServerRow): ServerChannel {
     const channel = new ServerChannel(row);
     this.channels.set(row.uuid, channel);
-    channel.stopConsole = this.deps.daemon.watchConsole(daemonServer(row), (line) =>
-      channel.broadcast(OUTBOUND.consoleOutput, [line]),
-    );
+    const throttle = new ConsoleThrottle(this.options.consoleThrottle);
+    channel.stopConsole = this.deps.daemon.watchConsole(daemonServer(row), (line) => {
+      switch (throttle.line()) {
+        case 'forward':
+          return channel.broadcast(OUTBOUND.consoleOutput, [line]);
+        case 'drop':
+          return;
+        case 'strike':
+          return channel.broadcast(OUTBOUND.consoleOutput, [THROTTLE_MESSAGE]);
+        case 'breach':
+          return this.stopForFlooding(channel, throttle);
+      }
+    });
+    channel.throttle = throttle;
     void this.sample(channel);
     return channel;
+  }
+
+  /** The throttle's last activation (SPEC 14): the server is stopped, as Wings did, and that is said on its console and in the log. */
+  private stopForFlooding(channel: ServerChannel, throttle: ConsoleThrottle): void {
+    const target = daemonServer(channel.server);
+    channel.broadcast(OUTBOUND.consoleOutput, [THROTTLE_MESSAGE]);
+    channel.broadcast(OUTBOUND.consoleOutput, [THROTTLE_STOP_MESSAGE]);
+    this.log.warn({ serverUuid: target.uuid }, 'stopping server instance, violating throttle limits');
+    this.deps.daemon
+      .power(target, 'stop')
+      .catch((err: unknown) => this.log.error({ err, serverUuid: target.uuid }, 'could not stop a server that violated the throttle limits'))
+      .finally(() => throttle.reset());
   }
 
   private shut(channel: ServerChannel): void {
@@ -164,6 +192,8 @@ export class SocketHub implements SessionHost {
   /** `status` to the server's sockets when the state changed (the first reading is news to nobody: each socket got it on auth). */
   private setState(channel: ServerChannel, state: ServerState): void {
     if (channel.state === state) return;
+    // A fresh start is a clean slate for the throttle, as in Wings.
+    if (state === 'starting') channel.throttle?.reset();
     const known = channel.state !== null;
     channel.state = state;
     if (known) channel.broadcast(OUTBOUND.status, [state]);

@@ -1,8 +1,9 @@
 /**
  * A server's OCI bundle on disk, `<runDir>/containers/<uuid>/`: config.json,
  * the empty `rootfs/` that becomes the read-only root (made of the spec's
- * bind mounts and the system folders' links), the console FIFO and runc's
- * own log, the pid file, the exit status and the exit FIFO.
+ * bind mounts and the system folders' links), runc's own log, the pid files
+ * of the container and of its monitor, and the monitor's exit folder and
+ * sockets (conmon.ts). Nothing here is open inside the box.
  *
  * After a SIGKILL: a half-written bundle is at worst a folder without
  * config.json (written last, by rename), which the next write replaces. A
@@ -19,16 +20,14 @@ export interface BundlePaths {
   readonly dir: string;
   readonly config: string;
   readonly rootfs: string;
-  /** The container's standard input; kept at this path so that a restarted service can open it again. */
-  readonly stdinFifo: string;
   /** runc's own messages (`--log`), separate from the server's console log. */
   readonly runcLog: string;
-  /** The container's first process's host pid, written by `runc run --pid-file`. */
+  /** The container's first process's host pid, written by runc (`--pid-file`, through conmon's `-p`). */
   readonly pidFile: string;
-  /** The startup command's exit status, written by the container's first process (container-exit.ts). */
-  readonly exitStatus: string;
-  /** Ends (EOF) when the container does (container-exit.ts). */
-  readonly exitFifo: string;
+  /** conmon's pid (conmon.ts). */
+  readonly conmonPidFile: string;
+  /** Where conmon writes the exit status once the container has ended (container-exit.ts). */
+  readonly exitDir: string;
 }
 
 export function bundlePaths(runDir: string, serverUuid: string): BundlePaths {
@@ -37,11 +36,10 @@ export function bundlePaths(runDir: string, serverUuid: string): BundlePaths {
     dir,
     config: path.join(dir, 'config.json'),
     rootfs: path.join(dir, 'rootfs'),
-    stdinFifo: path.join(dir, 'stdin.fifo'),
     runcLog: path.join(dir, 'runc.log'),
     pidFile: path.join(dir, 'init.pid'),
-    exitStatus: path.join(dir, 'exit-status'),
-    exitFifo: path.join(dir, 'exit.fifo'),
+    conmonPidFile: path.join(dir, 'conmon.pid'),
+    exitDir: path.join(dir, 'exits'),
   };
 }
 

@@ -1,30 +1,26 @@
 /**
- * How the service learns that a container's server process exited, and how:
- * the container's first process is not the service's child (runc runs it
- * detached, and it must outlive the service), so no 'exit' event comes.
+ * How the service learns that a container ended, and how (SPEC 14: from the
+ * monitor, never from a file a server can reach). conmon (conmon.ts) waits
+ * for the container's first process as its subreaper and, once it has ended,
+ * writes its exit status to `<exit dir>/<container id>` (a temporary file
+ * renamed into place: never half a number) and exits. The exit folder is
+ * under DATA_DIR/run (0700): nothing in a box sees it or holds a descriptor
+ * of it.
  *
- * The first process is a small shell (container-spec.ts, INIT_SCRIPT) that
- * runs the startup command as its child and then writes its exit status to
- * descriptor 4, a file in the bundle; it also holds descriptor 5, the write
- * end of a FIFO in the bundle, and nothing else does. When it ends, every
- * process in the container ends with it (PID namespace), so the FIFO's reader
- * sees end-of-file: the moment of exit, without polling. The status is
- * written before that. A restarted service opens the FIFO again by path; if
- * the container ended meanwhile, the read ends at once.
+ * One watch (inotify) on the exit folder notices the file within
+ * milliseconds; a poll every 250 ms covers a missed event and a conmon that
+ * died without writing it (SIGKILLed by someone: the server then has no
+ * monitor, and its exit reads as SIGKILL).
  *
- * After a SIGKILL of the service: the files stay in the bundle (removed with
- * it); nothing else is held.
+ * A restarted service watches an adopted container the same way: the file
+ * stays until the container is removed (`removeServerContainer`), so an end
+ * that happened while no service ran is read at once.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import type { BundlePaths } from './bundle.js';
-import { closeQuietly } from './stdin-fifo.js';
+import { exitFile, liveConmonPid } from './conmon.js';
 
-const execFileAsync = promisify(execFile);
-const openFd = promisify(fs.open);
+const POLL_MS = 250;
 
 export interface ContainerExit {
   /** The startup command's exit code; null when a signal ended it, or when nothing was recorded. */
@@ -33,89 +29,106 @@ export interface ContainerExit {
   readonly signal: NodeJS.Signals | null;
 }
 
-export interface ExitChannel {
-  /** For the container (its descriptor 4): where the first process writes the status. */
-  readonly statusFd: number;
-  /** For the container (its descriptor 5): the FIFO's write end. */
-  readonly exitWriteFd: number;
-  /** The service's end: ends when the container does. */
+export interface ExitWatch {
+  /** Settles when the container has ended; never rejects. */
   readonly exited: Promise<ContainerExit>;
+  /** Stops watching (the service leaves the container running): `exited` then never settles. */
+  detach(): void;
 }
 
-/** Made before `runc run`; close statusFd and exitWriteFd once runc has exited. */
-export async function createExitChannel(paths: BundlePaths): Promise<ExitChannel> {
-  await fs.promises.rm(paths.exitFifo, { force: true });
-  await execFileAsync('mkfifo', ['-m', '600', paths.exitFifo]);
-  const { O_RDONLY, O_WRONLY, O_NONBLOCK, O_NOFOLLOW, O_CREAT, O_TRUNC } = fs.constants;
-  const opened: number[] = [];
-  try {
-    const statusFd = await openFd(paths.exitStatus, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0o600);
-    opened.push(statusFd);
-    const readFd = await openFd(paths.exitFifo, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
-    opened.push(readFd);
-    const exitWriteFd = await openFd(paths.exitFifo, O_WRONLY | O_NONBLOCK | O_NOFOLLOW);
-    opened.push(exitWriteFd);
-    // Referenced, as a child process is: the service's own running servers keep it alive until they end.
-    return { statusFd, exitWriteFd, exited: exitOf(readFd, paths.exitStatus, true) };
-  } catch (err) {
-    for (const fd of opened) closeQuietly(fd);
-    throw err;
-  }
+interface Watched {
+  readonly file: string;
+  readonly conmonPidFile: string;
+  readonly keepAlive: boolean;
+  resolve(exit: ContainerExit): void;
 }
 
-/** For a container another service started (or this one before a restart): resolves when it has ended. */
-export async function watchContainerExit(paths: BundlePaths): Promise<ContainerExit> {
-  const { O_RDONLY, O_NONBLOCK, O_NOFOLLOW } = fs.constants;
-  const readFd = await openFd(paths.exitFifo, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
-  if (!fs.fstatSync(readFd).isFIFO()) {
-    closeQuietly(readFd);
-    throw new Error(`${paths.exitFifo} is not a FIFO`);
-  }
-  // Linux reports no hang-up for a FIFO that had no writer when it was opened (not until a writer comes
-  // and goes), so an already-ended container would never be noticed by polling; read() tells: 0 bytes
-  // is end-of-file (no writer), EAGAIN a writer that holds on. A writer there at the open is seen leaving.
-  try {
-    if (fs.readSync(readFd, Buffer.alloc(1)) === 0) {
-      closeQuietly(readFd);
-      return readExitStatus(paths.exitStatus);
-    }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') {
-      closeQuietly(readFd);
-      throw err;
-    }
-  }
-  return exitOf(readFd, paths.exitStatus, false);
-}
+/** Every container being watched, by exit file; one folder watch and one timer for all. */
+const watched = new Map<string, Watched>();
+const folderWatches = new Map<string, fs.FSWatcher>();
+let pollTimer: NodeJS.Timeout | null = null;
 
-function exitOf(readFd: number, statusFile: string, keepAlive: boolean): Promise<ContainerExit> {
-  const pipe = new net.Socket({ fd: readFd, readable: true, writable: false });
-  // Nothing is ever written to it: the end is the message. A container the service started keeps the
-  // service's event loop alive, as a child process does (a stop or kill awaits its end with nothing else
-  // pending). One it merely watches (re-attached) does not: it may outlive the service, and a script that
-  // only awaits it must hold the loop itself.
-  if (!keepAlive) pipe.unref();
-  pipe.resume();
-  return new Promise((resolve) => {
-    const done = () => {
-      pipe.destroy();
-      resolve(readExitStatus(statusFile));
-    };
-    pipe.once('end', done);
-    pipe.once('error', done);
+/**
+ * Watches the container `id` whose conmon wrote `conmonPidFile`.
+ * `keepAlive`: a container this service started keeps the event loop alive
+ * as a child process would; an adopted one does not.
+ */
+export function watchContainerExit(exitDir: string, id: string, conmonPidFile: string, keepAlive: boolean): ExitWatch {
+  const file = exitFile(exitDir, id);
+  let entry: Watched | undefined;
+  const exited = new Promise<ContainerExit>((resolve) => {
+    entry = { file, conmonPidFile, keepAlive, resolve };
   });
+  const self = entry!;
+  watched.set(file, self);
+  watchFolder(exitDir);
+  schedulePoll();
+  check(self);
+  return {
+    exited,
+    detach: () => {
+      if (watched.get(file) === self) watched.delete(file);
+      schedulePoll();
+    },
+  };
 }
 
-/** `$?` as the shell wrote it: 128 + n for a process ended by signal n. */
-export function readExitStatus(statusFile: string): ContainerExit {
-  let text = '';
+function watchFolder(exitDir: string): void {
+  if (folderWatches.has(exitDir)) return;
   try {
-    text = fs.readFileSync(statusFile, 'utf8').trim();
+    const watch = fs.watch(exitDir, { persistent: false }, () => {
+      for (const entry of [...watched.values()]) check(entry);
+    });
+    watch.on('error', () => {
+      watch.close();
+      folderWatches.delete(exitDir);
+    });
+    folderWatches.set(exitDir, watch);
   } catch {
-    // no file: nothing recorded
+    // No inotify watch left: the poll alone.
   }
-  if (!/^\d+$/.test(text)) return { code: null, signal: 'SIGKILL' };
-  const status = Number(text);
+}
+
+function schedulePoll(): void {
+  if (watched.size === 0) {
+    if (pollTimer) clearInterval(pollTimer);
+    pollTimer = null;
+    for (const watch of folderWatches.values()) watch.close();
+    folderWatches.clear();
+    return;
+  }
+  pollTimer ??= setInterval(() => {
+    for (const entry of [...watched.values()]) check(entry);
+  }, POLL_MS);
+  if ([...watched.values()].some((entry) => entry.keepAlive)) pollTimer.ref();
+  else pollTimer.unref();
+}
+
+function check(entry: Watched): void {
+  if (watched.get(entry.file) !== entry) return;
+  let status = readExitFile(entry.file);
+  // conmon writes the file before it exits: gone without one, it died first (read once more: it may have just written it).
+  if (status === undefined && liveConmonPid(entry.conmonPidFile) === null) status = readExitFile(entry.file) ?? null;
+  if (status === undefined) return;
+  watched.delete(entry.file);
+  schedulePoll();
+  entry.resolve(exitOfStatus(status));
+}
+
+/** The recorded status; null for a file that is not a number; undefined when there is none yet. */
+function readExitFile(file: string): number | null | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  return /^\d+$/.test(text) ? Number(text) : null;
+}
+
+/** A status as conmon records it (`$?`'s convention: 128 + n for a process ended by signal n); null = nothing recorded. */
+export function exitOfStatus(status: number | null): ContainerExit {
+  if (status === null) return { code: null, signal: 'SIGKILL' };
   if (status > 128) {
     const signal = signalName(status - 128);
     if (signal !== null) return { code: null, signal };

@@ -3,21 +3,24 @@
  * container of its own (server-container.ts), under SERVER_UID, with its
  * volume as /home/container and its limits in its cgroup. What the service
  * keeps of a running container, and what a SIGKILL of the service leaves, is
- * in docs/CONTAINMENT.md; in short: the container runs on without the
- * service, the pid file names its first process and the container, and the
- * next service stops it (`reapOrphans`) and removes it (`release`), or removes
- * it at once when no pid file names it (`sweep`).
+ * in docs/CONTAINMENT.md; in short: the container and its monitor (conmon,
+ * which holds its stdio and writes its log) run on without the service, the
+ * pid file names its first process and the container, and the next service
+ * adopts it (`adopt`), or removes it when no pid file names it (`sweep`).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerLimits } from '../../daemon.js';
-import type { LaunchTarget, LaunchedProcess, ServerLauncher, UsageSample } from '../process/launcher.js';
+import { setAsideConsoleLog } from '../process/console-log.js';
+import type { ConsoleLogTarget, LaunchTarget, LaunchedProcess, ServerLauncher, UsageSample } from '../process/launcher.js';
+import { leaderStatus, type RecordedGroup } from '../process/process-group.js';
 import type { ProcessLogger } from '../process/supervisor-options.js';
 import { bundlePaths, removeBundle } from './bundle.js';
 import { readCgroupStats } from './cgroup-stats.js';
+import { liveConmonPid } from './conmon.js';
 import type { ContainerRuntime } from './container-runtime.js';
 import { containerId, defaultCgroupsPath, type ContainerLimits } from './container-spec.js';
-import { removeServerContainer, startServerContainer } from './server-container.js';
+import { openContainerStdin, removeServerContainer, startServerContainer, watchAdoptedContainer } from './server-container.js';
 
 /** SPEC 10: a fork bomb stops here unless the server says otherwise. */
 export const DEFAULT_PIDS_LIMIT = 512;
@@ -32,13 +35,14 @@ export class ContainerLauncher implements ServerLauncher {
     private readonly log: ProcessLogger,
   ) {}
 
-  async launch(target: LaunchTarget, startup: string, logFd: number): Promise<LaunchedProcess> {
+  async launch(target: LaunchTarget, startup: string, log: ConsoleLogTarget): Promise<LaunchedProcess> {
     const { runc } = this.runtime;
     // Under our claim nobody else runs this server: a container still listed is a dead run's (ended, not yet removed).
     if ((await runc.state(containerId(target.uuid))) !== null) {
       this.log.warn({ serverUuid: target.uuid }, "removing the server's previous container before starting it again");
       await removeServerContainer(runc, this.runDir, target.uuid);
     }
+    await setAsideConsoleLog(log.path);
     const started = await startServerContainer(
       runc,
       this.runDir,
@@ -55,14 +59,25 @@ export class ContainerLauncher implements ServerLauncher {
         host: this.runtime.host,
         serviceEnv: process.env,
       },
-      logFd,
+      { conmon: this.runtime.conmon, logPath: log.path, logSizeMax: log.maxBytes },
     );
-    return {
-      pid: started.pid,
-      stdin: started.stdin,
-      exited: started.exited.then(({ code, signal }) => ({ code, signal })),
-      container: started.id,
-    };
+    return { pid: started.pid, stdin: started.stdin, exited: started.exit.exited, container: started.id, stopWatching: () => started.exit.detach() };
+  }
+
+  adopt(serverUuid: string, record: RecordedGroup): LaunchedProcess | null {
+    const id = containerId(serverUuid);
+    if (record.container !== id || leaderStatus(record) !== 'alive') return null;
+    // Without its monitor nobody holds its output or will record its end: it cannot be taken over.
+    if (liveConmonPid(bundlePaths(this.runDir, serverUuid).conmonPidFile) === null) return null;
+    const exit = watchAdoptedContainer(this.runDir, serverUuid);
+    let stdin: LaunchedProcess['stdin'] = null;
+    try {
+      stdin = openContainerStdin(record.pid);
+    } catch (err) {
+      // Ended meanwhile: the exit watch says so at once.
+      this.log.warn({ err, serverUuid }, "could not open an adopted server's console");
+    }
+    return { pid: record.pid, stdin, exited: exit.exited, container: id, stopWatching: () => exit.detach() };
   }
 
   async release(serverUuid: string): Promise<{ outOfMemory: boolean }> {

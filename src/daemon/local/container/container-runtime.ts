@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CgroupHierarchy } from './cgroup-hierarchy.js';
+import { findConmon } from './conmon.js';
 import { detectContainment } from './containment-check.js';
 import { maskedHostPaths, type HostLayout } from './container-spec.js';
 import { inspectHostLayout } from './host-layout.js';
@@ -16,6 +17,8 @@ export type ContainmentMode = 'auto' | 'on' | 'off';
 
 export interface ContainerRuntime {
   readonly runc: Runc;
+  /** conmon's absolute path: the monitor that holds each container's stdio (conmon.ts, SPEC 14). */
+  readonly conmon: string;
   readonly hierarchy: CgroupHierarchy;
   readonly host: HostLayout;
   /** SERVER_UID: the uid and gid confined processes run as. */
@@ -63,6 +66,8 @@ async function tryContainment(settings: ContainmentSettings): Promise<{ runtime:
   if (settings.uid === process.getuid?.()) return { reason: `SERVER_UID ${settings.uid} is the service's own uid` };
   const check = await detectContainment();
   if (!check.available) return { reason: check.reason };
+  const conmon = findConmon();
+  if (conmon === null) return { reason: 'conmon (the containers monitor, Debian package `conmon`) is not installed' };
   const host = inspectHostLayout(check.hierarchy);
   const hiddenPaths = [settings.dataDir, ...(settings.hiddenPaths ?? [])].flatMap((hidden) => {
     try {
@@ -79,6 +84,7 @@ async function tryContainment(settings: ContainmentSettings): Promise<{ runtime:
   return {
     runtime: {
       runc: new Runc(check.runc, path.join(settings.runDir, 'runc')),
+      conmon,
       hierarchy: check.hierarchy,
       host,
       uid: settings.uid,

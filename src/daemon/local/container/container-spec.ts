@@ -14,12 +14,11 @@ const CPU_PERIOD_US = 100_000;
 /**
  * The container's first process: runs the startup command as its child (so
  * the server gets ordinary signal handling, not a PID namespace init's) and
- * records its exit status for the service (container-exit.ts). Descriptors:
- * 3 keeps the console FIFO open for writing (stdin never reads EOF while the
- * container lives), 4 is the status file, 5 the exit FIFO; the startup
- * command gets none of them. As PID 1 it ignores SIGTERM (no handler), so
- * stop signals go to every process (`signalRecorded`) and it outlives the
- * server long enough to write the status.
+ * exits with its status, which conmon records (container-exit.ts). It holds
+ * nothing but the pipes conmon gave it as 0, 1 and 2 (SPEC 10: no host file
+ * is open in the box). As PID 1 it ignores SIGTERM (no handler), so stop
+ * signals go to every process (`signalRecorded`) and it outlives the server
+ * long enough to pass the status on.
  *
  * When the startup command was ended by a stop signal (SIGHUP, SIGINT,
  * SIGTERM: 129, 130, 143), whatever it started was asked to stop too and gets
@@ -32,8 +31,8 @@ const CPU_PERIOD_US = 100_000;
  * plain process group's (supervisor.ts, `afterExit`).
  */
 export const INIT_SCRIPT =
-  'sh -c "$1" 3>&- 4>&- 5>&-; s=$?; echo "$s" >&4; ' +
-  'case $s in 129|130|143) while set -- /proc/[0-9]*; [ $# -gt 1 ]; do sleep 0.1; done ;; esac';
+  'sh -c "$1"; s=$?; ' +
+  'case $s in 129|130|143) while set -- /proc/[0-9]*; [ $# -gt 1 ]; do sleep 0.1; done ;; esac; exit $s';
 
 /** Game servers (Java above all) keep many files and sockets open; 1024 is too few for a busy one. */
 const NOFILE_LIMIT = 65_536;

@@ -4,15 +4,13 @@
  * with another runc user's (Docker's, containerd's) and a restarted service
  * finds exactly its own.
  *
- * Containers run detached: runc exits once the process runs, and the process
- * keeps the descriptors runc was given as its standard input, output and
- * error (with `terminal: false`, runc hands them over as they are). So a
- * container outlives runc and the service alike; a SIGKILL of the service at
- * any instant leaves at most a container runc still lists (running, or
- * `created` if runc itself was killed between create and start), which the
- * next service re-attaches or deletes.
+ * Containers are created by conmon (conmon.ts), which holds their standard
+ * streams, and started here (`start`). So a container outlives runc and the
+ * service alike; a SIGKILL of the service at any instant leaves at most a
+ * container runc still lists (running, or `created` between create and
+ * start), which the next service adopts or deletes.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -31,14 +29,6 @@ export interface ContainerState {
   readonly status: ContainerStatus;
   readonly bundle: string;
   readonly created: string;
-}
-
-export interface RunStdio {
-  readonly stdin: number;
-  readonly stdout: number;
-  readonly stderr: number;
-  /** More descriptors, the container's 3, 4, … (`--preserve-fds`). */
-  readonly extra?: readonly number[];
 }
 
 export class RuncError extends Error {
@@ -73,36 +63,9 @@ export class Runc {
     readonly stateRoot: string,
   ) {}
 
-  /**
-   * `runc run --detach`: creates and starts the container, its process
-   * reading `stdio.stdin` and writing to `stdio.stdout`/`stderr`; resolves
-   * with the process's host pid once runc has exited, the process running.
-   * Rejects with runc's reason (from its log: its standard error is the
-   * console log's).
-   */
-  async run(id: string, bundleDir: string, stdio: RunStdio, files: { runcLog: string; pidFile: string }): Promise<number> {
-    await fs.promises.mkdir(this.stateRoot, { recursive: true, mode: 0o700 });
-    await fs.promises.rm(files.pidFile, { force: true });
-    const extra = stdio.extra ?? [];
-    // --pid-file spares a `runc state` call after the start.
-    const args = [...this.globalArgs(files.runcLog), 'run', '--detach', '--bundle', bundleDir, '--pid-file', files.pidFile];
-    if (extra.length > 0) args.push('--preserve-fds', String(extra.length));
-    args.push(id);
-    const child = spawn(this.binary, args, {
-      // Its own session: signals aimed at the service's process group must not reach runc mid-start.
-      detached: true,
-      stdio: [stdio.stdin, stdio.stdout, stdio.stderr, ...extra],
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
-    });
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal]));
-    });
-    if (code !== 0) {
-      const reason = await lastRuncError(files.runcLog);
-      throw new RuncError(`runc run ${id} failed (${signal ?? `exit ${code}`}): ${reason}`, reason);
-    }
-    return Number(await fs.promises.readFile(files.pidFile, 'utf8'));
+  /** `runc start`: runs the process of a container conmon created (conmon.ts). */
+  async start(id: string): Promise<void> {
+    await this.exec(['start', id]);
   }
 
   /** The container's state, or null when runc knows no such container. */
@@ -155,21 +118,4 @@ function parseState(raw: unknown): ContainerState {
     bundle: typeof value.bundle === 'string' ? value.bundle : '',
     created: typeof value.created === 'string' ? value.created : '',
   };
-}
-
-/** The last error runc wrote to its JSON log: why a run failed. */
-async function lastRuncError(runcLog: string): Promise<string> {
-  const text = await fs.promises.readFile(runcLog, 'utf8').catch(() => '');
-  const messages = text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      try {
-        return JSON.parse(line) as { level?: string; msg?: string };
-      } catch {
-        return { level: 'error', msg: line };
-      }
-    })
-    .filter((entry) => entry.level === 'error' || entry.level === 'fatal');
-  return messages.at(-1)?.msg ?? 'no reason given';
 }

@@ -1,72 +1,103 @@
 /**
- * Starting and removing one server's container: the bundle, the console
- * FIFO and `runc run`, in the order that lets a SIGKILL of the service
- * anywhere leave something the next service can tell apart:
- *   - before `runc run`: a bundle and perhaps its FIFOs and status file, no
- *     container; the next start rewrites them all;
- *   - during `runc run`: runc (in its own session) finishes without us; the
- *     container then runs, or runc lists it `created`/`stopped`: `runc delete
- *     --force` clears either;
- *   - after: a running container the next service re-attaches (its FIFO by
- *     path, its console log by name) or deletes.
+ * Starting and removing one server's container: the bundle, conmon (which
+ * runs `runc create` with pipes as the container's stdio, conmon.ts) and
+ * `runc start`, in the order that lets a SIGKILL of the service anywhere
+ * leave something the next service can tell apart:
+ *   - before conmon: a bundle, no container; the next start rewrites it;
+ *   - during conmon's create: conmon (its own session) finishes without us;
+ *     runc then lists the container `created`: never started, so no server
+ *     code ran; removed by the next start or sweep;
+ *   - between create and start: the same (`created`);
+ *   - after `runc start`: a running container with its conmon, which the next
+ *     service adopts (its pid file says so) or, when no pid file names it,
+ *     removes.
  */
-import type net from 'node:net';
-import { createExitChannel, type ContainerExit, type ExitChannel } from './container-exit.js';
+import fsSync from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
 import { bundlePaths, removeBundle, writeBundle, type BundlePaths } from './bundle.js';
+import { startMonitored } from './conmon.js';
+import { watchContainerExit, type ExitWatch } from './container-exit.js';
 import { containerId, containerSpec, type ContainerOptions } from './container-spec.js';
 import { isGone, readProcStatSync } from '../process/proc.js';
 import type { Runc } from './runc.js';
-import { closeQuietly, createStdinFifo } from './stdin-fifo.js';
 
 export interface StartedContainer {
   readonly id: string;
   /** The container's first process, as the host sees it. */
   readonly pid: number;
   readonly paths: BundlePaths;
-  /** The service's end of the console. */
+  /** Our end of its console (openContainerStdin), opened before it starts: one that ends at once has none to open later. */
   readonly stdin: net.Socket;
-  /** Resolves once the container has ended (container-exit.ts). */
-  readonly exited: Promise<ContainerExit>;
+  /** Settles once the container has ended (container-exit.ts). */
+  readonly exit: ExitWatch;
 }
 
 export class ContainerExistsError extends Error {
   constructor(readonly id: string) {
-    super(`container ${id} already exists: re-attach or delete it first`);
+    super(`container ${id} already exists: adopt or delete it first`);
     this.name = 'ContainerExistsError';
   }
 }
 
-/** `logFd`: the console log, opened for append; the container writes to it directly. */
-export async function startServerContainer(runc: Runc, runDir: string, options: ContainerOptions, logFd: number): Promise<StartedContainer> {
+export interface ConsoleCapture {
+  readonly conmon: string;
+  /** The console log conmon writes (k8s-file), and its cap in bytes. */
+  readonly logPath: string;
+  readonly logSizeMax: number;
+}
+
+export async function startServerContainer(runc: Runc, runDir: string, options: ContainerOptions, capture: ConsoleCapture): Promise<StartedContainer> {
   const id = containerId(options.serverUuid);
   if ((await runc.state(id)) !== null) throw new ContainerExistsError(id);
   const paths = bundlePaths(runDir, options.serverUuid);
   await writeBundle(paths, containerSpec(options), options.host);
-  const fifo = await createStdinFifo(paths.stdinFifo);
-  let exit: ExitChannel;
+  await fs.rm(paths.exitDir, { recursive: true, force: true });
+  const { containerPid } = await startMonitored({
+    conmon: capture.conmon,
+    runc: runc.binary,
+    runcRoot: runc.stateRoot,
+    id,
+    bundleDir: paths.dir,
+    files: { log: capture.logPath, exitDir: paths.exitDir, conmonPidFile: paths.conmonPidFile, containerPidFile: paths.pidFile, runcLog: paths.runcLog },
+    logSizeMax: capture.logSizeMax,
+  });
+  // Watched before the start: a startup command that ends at once (`sh -c true`) is an exit, not a failure to start.
+  const exit = watchContainerExit(paths.exitDir, id, paths.conmonPidFile, true);
+  let stdin: net.Socket | undefined;
   try {
-    exit = await createExitChannel(paths);
+    stdin = openContainerStdin(containerPid);
+    await runc.start(id);
   } catch (err) {
-    fifo.writer.destroy();
-    closeQuietly(fifo.readFd);
-    closeQuietly(fifo.keepOpenFd);
+    stdin?.destroy();
+    exit.detach();
+    await removeServerContainer(runc, runDir, options.serverUuid).catch(() => undefined);
     throw err;
   }
-  let pid: number;
-  try {
-    // The container's 3, 4 and 5, as INIT_SCRIPT expects them.
-    const extra = [fifo.keepOpenFd, exit.statusFd, exit.exitWriteFd];
-    pid = await runc.run(id, paths.dir, { stdin: fifo.readFd, stdout: logFd, stderr: logFd, extra }, paths);
-  } catch (err) {
-    fifo.writer.destroy();
-    await runc.delete(id, { force: true }).catch(() => undefined);
-    throw err;
-  } finally {
-    // The container holds its own copies now; ours would keep the pipes open after it is gone.
-    for (const fd of [fifo.readFd, fifo.keepOpenFd, exit.statusFd, exit.exitWriteFd]) closeQuietly(fd);
+  return { id, pid: containerPid, paths, stdin, exit };
+}
+
+/**
+ * Our end of the container's console: its first process's standard input is
+ * the pipe conmon made (`-i`), and opening it through /proc gives a new
+ * descriptor to that same pipe, for writing. Works as well for an adopted
+ * container; conmon keeps its own write end, so closing ours never gives the
+ * server end-of-file. Refuses anything but a pipe.
+ */
+export function openContainerStdin(pid: number): net.Socket {
+  const { O_WRONLY, O_NONBLOCK, O_NOCTTY } = fsSync.constants;
+  const fd = fsSync.openSync(`/proc/${pid}/fd/0`, O_WRONLY | O_NONBLOCK | O_NOCTTY);
+  if (!fsSync.fstatSync(fd).isFIFO()) {
+    fsSync.closeSync(fd);
+    throw new Error(`the standard input of process ${pid} is not a pipe`);
   }
-  // A startup command that ends at once (`sh -c true`) may be gone already: that is an exit, not a failure to start.
-  return { id, pid, paths, stdin: fifo.writer, exited: exit.exited };
+  return new net.Socket({ fd, readable: false, writable: true });
+}
+
+/** Watches a container a previous service started (adoption); `exited` settles at once if it ended meanwhile. */
+export function watchAdoptedContainer(runDir: string, serverUuid: string): ExitWatch {
+  const paths = bundlePaths(runDir, serverUuid);
+  return watchContainerExit(paths.exitDir, containerId(serverUuid), paths.conmonPidFile, false);
 }
 
 /**
@@ -75,6 +106,7 @@ export async function startServerContainer(runc: Runc, runDir: string, options: 
  * between its checks; a SIGKILL, a 5 ms poll of the first process and a plain
  * delete take a few milliseconds. A SIGKILL of the service midway leaves a
  * stopped container, or a bundle without one: this, run again, clears both.
+ * conmon exits by itself once the container has ended.
  */
 export async function removeServerContainer(runc: Runc, runDir: string, serverUuid: string): Promise<void> {
   const id = containerId(serverUuid);

@@ -47,6 +47,23 @@ export async function openConsoleLog(logPath: string): Promise<fs.FileHandle> {
   return handle;
 }
 
+/**
+ * Before conmon starts writing a log (container/conmon.ts): a non-empty log
+ * becomes `<uuid>.log.1`, replacing the previous copy, so that the log
+ * starts empty. conmon counts its cap from what it wrote itself, not from the
+ * file's size, so a log it appended to could pass the cap by what was there.
+ */
+export async function setAsideConsoleLog(logPath: string): Promise<void> {
+  const size = await fs.stat(logPath).then(
+    (s) => s.size,
+    (err: unknown) => {
+      if (errnoCode(err) === 'ENOENT') return 0;
+      throw err;
+    },
+  );
+  if (size > 0) await fs.rename(logPath, `${logPath}.1`);
+}
+
 /** Rotates `logPath` when it holds `maxBytes` or more; true when it did. A missing log is nothing to rotate. */
 export async function rotateConsoleLog(logPath: string, maxBytes: number): Promise<boolean> {
   const size = await fs.stat(logPath).then(

@@ -1,7 +1,18 @@
 /**
  * Live console output (SPEC 11's `console output` and `send logs`), read from
- * a server's console log `<logDir>/<uuid>.log`, which the server's process
- * writes itself and which is rotated by copy and truncate (console-log.ts).
+ * a server's console log `<logDir>/<uuid>.log`: for a confined server, written
+ * by its monitor in Kubernetes' format and renewed (a new file renamed over
+ * it) at its cap (container/conmon.ts); for an unconfined one, written by the
+ * process itself and rotated by copy and truncate (console-log.ts). Records
+ * are turned into the server's own lines (console-record.ts).
+ *
+ * Bounded work per server (SPEC 14): the log is read in 64 KiB chunks, each
+ * its own turn of the event loop; a reader more than MAX_LAG_BYTES behind (a
+ * server printing faster than it can be read) skips to near the end, so that
+ * what watchers see stays current; memory per reader is a chunk and one line.
+ * A renewed log is noticed as another inode at the path: the reader finishes
+ * the file it has open (held by its descriptor) before it goes on with the
+ * new one, so nothing is lost to live watchers.
  *
  * One reader per server however many sockets watch it (ref-counted): it
  * starts at the log's end when the first watcher comes, reads what is
@@ -21,12 +32,17 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { PRIVATE_DIR_MODE } from '../../../private-files.js';
+import { joinConsoleRecords, parseConsoleRecord } from './console-record.js';
 import { errnoCode } from './helpers.js';
 import { assertSafeUuid } from './supervisor-options.js';
 
 /** Longer lines are cut here (the rest of the line is dropped): a frame stays small whatever a server prints. */
 export const CONSOLE_LINE_MAX_CHARS = 8 * 1024;
+/** A record's prefix (time, stream, tag) on top of its text. */
+const RECORD_PREFIX_MAX_CHARS = 64;
 const READ_CHUNK = 64 * 1024;
+/** Further behind than this, a reader skips ahead: live watchers see what is current, the log keeps the rest. */
+const MAX_LAG_BYTES = 8 * 1024 * 1024;
 const POLL_MS = 1_000;
 const POLL_WITHOUT_WATCH_MS = 250;
 /** What `send logs` reads from each file at most: 150 lines at the cap, and some. */
@@ -72,10 +88,12 @@ export class ConsoleTails {
     assertSafeUuid(serverUuid);
     if (count <= 0) return [];
     const file = this.logPath(serverUuid);
-    const recent = await lastLines(file, count);
-    if (recent.length >= count) return recent;
-    const older = await lastLines(`${file}.1`, count - recent.length);
-    return [...older, ...recent];
+    // A line may take several records (`P`): ask for more raw lines than lines wanted.
+    const rawCount = count * 2 + 2;
+    const recent = joinConsoleRecords(await lastLines(file, rawCount), CONSOLE_LINE_MAX_CHARS);
+    if (recent.length >= count) return recent.slice(-count);
+    const older = joinConsoleRecords(await lastLines(`${file}.1`, rawCount), CONSOLE_LINE_MAX_CHARS);
+    return [...older, ...recent].slice(-count);
   }
 
   /** How many servers are being followed (for tests). */
@@ -133,25 +151,33 @@ export class ConsoleTails {
   }
 }
 
-/** One server's reader: where it is in the log, the line it is in the middle of, and who hears the lines. */
+/** One server's reader: the log file it has open, where it is in it, the line it is in the middle of, and who hears the lines. */
 class ConsoleTail {
   private readonly listeners = new Set<{ onLine: LineListener }>();
-  /** Bytes of the log already read. */
+  /** The log file being read, held open: a renewed log's old file is read to its end through it. */
+  private handle: fs.FileHandle | null = null;
+  private inode = 0;
+  /** Bytes of the open file already read. */
   private position: number;
   private busy = false;
   private again = false;
   private closed = false;
   private readonly decoder = new StringDecoder('utf8');
+  /** The raw log line in progress (a record, or a plain line). */
   private pending = '';
-  /** The line in progress passed the cap: the rest of it is dropped. */
+  /** The raw line in progress passed the cap: the rest of it is dropped. */
   private cutting = false;
+  /** The server's line being put together from `P` records. */
+  private joined = '';
 
   constructor(
     private readonly file: string,
     private readonly onError: (err: unknown) => void,
   ) {
     // From now on: what was printed before is `send logs`' business.
-    this.position = sizeOrZero(file);
+    const stat = statOrNull(file);
+    this.position = stat?.size ?? 0;
+    this.inode = stat?.ino ?? 0;
   }
 
   add(onLine: LineListener): () => void {
@@ -166,6 +192,7 @@ class ConsoleTail {
 
   close(): void {
     this.closed = true;
+    if (!this.busy) this.release();
   }
 
   /** Something may have been appended: read it (once more after the read in progress, if one is). */
@@ -179,6 +206,12 @@ class ConsoleTail {
     void this.drainWhileChanged();
   }
 
+  private release(): void {
+    const handle = this.handle;
+    this.handle = null;
+    void handle?.close().catch(() => undefined);
+  }
+
   private async drainWhileChanged(): Promise<void> {
     try {
       do {
@@ -186,45 +219,79 @@ class ConsoleTail {
         await this.drain();
       } while (this.again && !this.closed);
     } catch (err) {
+      this.release();
       this.onError(err);
     } finally {
       this.busy = false;
+      if (this.closed) this.release();
     }
   }
 
   private async drain(): Promise<void> {
+    for (let renewals = 0; renewals < 4 && !this.closed; renewals++) {
+      if (!this.handle && !(await this.openCurrent())) return;
+      await this.readToEnd(this.handle!);
+      const current = statOrNull(this.file);
+      if (current === null) return; // gone: whatever appears is read from its start
+      if (current.ino === this.inode) {
+        if (current.size >= this.position) return;
+        // Truncated in place (an unconfined server's log, rotated by copy and truncate).
+        await this.readRotatedRest(this.position);
+        this.position = 0;
+        continue;
+      }
+      // Renewed (conmon's cap, or a start set the old log aside): the old file is read; on to the new one.
+      this.release();
+      this.position = 0;
+    }
+  }
+
+  /** Opens the log at the path; false when there is none (yet). */
+  private async openCurrent(): Promise<boolean> {
     let handle: fs.FileHandle;
     try {
       handle = await fs.open(this.file, 'r');
     } catch (err) {
-      // Not there (yet): whatever appears is read from its start.
       if (errnoCode(err) === 'ENOENT') {
         this.position = 0;
-        return;
+        this.inode = 0;
+        return false;
       }
       throw err;
     }
-    try {
-      let size = (await handle.stat()).size;
-      if (size < this.position) {
-        await this.readRotatedRest(this.position);
-        this.position = 0;
-      }
-      const buffer = Buffer.allocUnsafe(READ_CHUNK);
-      while (this.position < size && !this.closed) {
-        const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_CHUNK, size - this.position), this.position);
-        if (bytesRead === 0) break;
-        this.position += bytesRead;
-        this.consume(buffer.subarray(0, bytesRead));
-        // Caught up with what the size said: a busy server has written more meanwhile.
-        if (this.position >= size) size = (await handle.stat()).size;
-      }
-    } finally {
-      await handle.close();
+    const { ino } = await handle.stat();
+    // Another file than the one we knew (or none before): read it from its start.
+    if (ino !== this.inode) this.position = 0;
+    this.inode = ino;
+    this.handle = handle;
+    return true;
+  }
+
+  /** Reads what the open file holds past `position`, a chunk per turn of the event loop. */
+  private async readToEnd(handle: fs.FileHandle): Promise<void> {
+    let size = (await handle.stat()).size;
+    const buffer = Buffer.allocUnsafe(READ_CHUNK);
+    while (this.position < size && !this.closed) {
+      if (size - this.position > MAX_LAG_BYTES) this.skipTo(size - READ_CHUNK);
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_CHUNK, size - this.position), this.position);
+      if (bytesRead === 0) break;
+      this.position += bytesRead;
+      this.consume(buffer.subarray(0, bytesRead));
+      // Caught up with what the size said: a busy server has written more meanwhile.
+      if (this.position >= size) size = (await handle.stat()).size;
     }
   }
 
-  /** After a rotation: `<uuid>.log.1` is the old log whole, so what we had not read yet starts at `from` there. */
+  /** Jumps ahead; what is read next starts in the middle of a line, which is dropped up to its end. */
+  private skipTo(position: number): void {
+    this.position = position;
+    this.decoder.end();
+    this.pending = '';
+    this.joined = '';
+    this.cutting = true;
+  }
+
+  /** After a rotation by copy: `<uuid>.log.1` is the old log whole, so what we had not read yet starts at `from` there. */
   private async readRotatedRest(from: number): Promise<void> {
     let handle: fs.FileHandle;
     try {
@@ -256,14 +323,14 @@ class ConsoleTail {
       const newline = text.indexOf('\n', start);
       this.append(newline === -1 ? text.slice(start) : text.slice(start, newline));
       if (newline === -1) return;
-      this.endLine();
+      this.endRawLine();
       start = newline + 1;
     }
   }
 
   private append(piece: string): void {
     if (this.cutting || piece.length === 0) return;
-    const room = CONSOLE_LINE_MAX_CHARS - this.pending.length;
+    const room = CONSOLE_LINE_MAX_CHARS + RECORD_PREFIX_MAX_CHARS - this.pending.length;
     if (piece.length > room) {
       this.pending += piece.slice(0, room);
       this.cutting = true;
@@ -272,10 +339,17 @@ class ConsoleTail {
     this.pending += piece;
   }
 
-  private endLine(): void {
-    const line = this.pending.endsWith('\r') ? this.pending.slice(0, -1) : this.pending;
+  private endRawLine(): void {
+    const skipped = this.cutting && this.pending.length === 0;
+    const raw = this.pending.endsWith('\r') ? this.pending.slice(0, -1) : this.pending;
     this.pending = '';
     this.cutting = false;
+    if (skipped) return; // the tail of a line we jumped into
+    const record = parseConsoleRecord(raw);
+    if (this.joined.length < CONSOLE_LINE_MAX_CHARS) this.joined += record.text.slice(0, CONSOLE_LINE_MAX_CHARS - this.joined.length);
+    if (!record.ends) return;
+    const line = this.joined.endsWith('\r') ? this.joined.slice(0, -1) : this.joined;
+    this.joined = '';
     for (const listener of this.listeners) {
       try {
         listener.onLine(line);
@@ -286,11 +360,11 @@ class ConsoleTail {
   }
 }
 
-function sizeOrZero(file: string): number {
+function statOrNull(file: string): fsSync.Stats | null {
   try {
-    return fsSync.statSync(file).size;
+    return fsSync.statSync(file);
   } catch {
-    return 0;
+    return null;
   }
 }
 

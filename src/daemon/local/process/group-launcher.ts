@@ -3,12 +3,18 @@
  * command runs as `/bin/sh -c` under the service's own user, as the leader of
  * a process group of its own, its console a FIFO (console.ts).
  *
- * A SIGKILL of the service leaves the group running, its pid file naming it;
- * the next service's `reapOrphans` stops it.
+ * Its output goes straight into the console log, through an append-mode
+ * descriptor it inherits; the log is rotated by copy and truncate
+ * (console-log.ts). Nothing outlives the service on its behalf: a SIGKILL of
+ * the service leaves the group running, its pid file naming it, but its
+ * console's writer is gone, so the next service's `reapOrphans` stops it
+ * (`adopt` says no), and a graceful shutdown stops it whatever
+ * SERVERS_ON_SHUTDOWN says.
  */
 import { readGroupUsage } from '../resources/group-usage.js';
 import { closeQuietly, closeStdinPipe, openStdinPipe } from './console.js';
-import type { LaunchTarget, LaunchedProcess, ProcessExit, ServerLauncher, UsageSample } from './launcher.js';
+import { openConsoleLog, rotateConsoleLog, watchConsoleLog } from './console-log.js';
+import type { ConsoleLogTarget, LaunchTarget, LaunchedProcess, ProcessExit, ServerLauncher, UsageSample } from './launcher.js';
 import type { RecordedGroup } from './process-group.js';
 import { spawnServerProcess, whenSpawned } from './spawn-server.js';
 import type { ProcessLogger } from './supervisor-options.js';
@@ -21,11 +27,22 @@ export class GroupLauncher implements ServerLauncher {
     private readonly log: ProcessLogger,
   ) {}
 
-  async launch(target: LaunchTarget, startup: string, logFd: number): Promise<LaunchedProcess> {
+  async launch(target: LaunchTarget, startup: string, log: ConsoleLogTarget): Promise<LaunchedProcess> {
+    // The log of earlier runs counts toward the limit: it is appended to.
+    await rotateConsoleLog(log.path, log.maxBytes).catch((err: unknown) =>
+      this.log.warn({ err, serverUuid: target.uuid }, 'could not rotate the console log'),
+    );
     const pipe = await openStdinPipe(this.runDir, target.uuid, this.log);
     let child;
     try {
-      child = spawnServerProcess(target, startup, pipe?.readFd, logFd);
+      const logFile = await openConsoleLog(log.path);
+      try {
+        child = spawnServerProcess(target, startup, pipe?.readFd, logFile.fd);
+      } finally {
+        // The process writes to its own copy of the descriptor, straight into the file. Not awaited: no
+        // 'exit' event may come before the handler below is in place.
+        void logFile.close().catch(() => undefined);
+      }
     } catch (err) {
       closeStdinPipe(pipe);
       throw err;
@@ -42,7 +59,14 @@ export class GroupLauncher implements ServerLauncher {
       stdin?.destroy();
       throw err;
     }
-    return { pid: child.pid, stdin, exited, container: null };
+    const stopWatching = watchConsoleLog(log.path, log.maxBytes, log.checkMs, (err) =>
+      this.log.warn({ err, serverUuid: target.uuid }, 'could not rotate the console log'),
+    );
+    return { pid: child.pid, stdin, exited, container: null, stopWatching };
+  }
+
+  adopt(): null {
+    return null;
   }
 
   async release(): Promise<{ outOfMemory: boolean }> {

@@ -33,6 +33,20 @@ export interface LaunchedProcess {
   readonly exited: Promise<ProcessExit>;
   /** The runc container, or null for a plain process group. */
   readonly container: string | null;
+  /**
+   * Ends what the service runs for the process (the log's size check, the
+   * exit watch) without touching the process: after its exit, or when the
+   * service leaves it running (SERVERS_ON_SHUTDOWN=keep).
+   */
+  stopWatching(): void;
+}
+
+/** A server's console log: where its output goes, and the size it is kept under (CONSOLE_LOG_MB). */
+export interface ConsoleLogTarget {
+  readonly path: string;
+  readonly maxBytes: number;
+  /** How often a log the process writes itself is checked for rotation (console-log.ts). */
+  readonly checkMs: number;
 }
 
 /** Figures for `/resources`, summed over every process of the server. */
@@ -46,12 +60,18 @@ export interface ServerLauncher {
   /** Whether processes run confined (SPEC 10): what `/health` reports. */
   readonly confined: boolean;
   /**
-   * Starts the startup command with `logFd` (the console log, opened for
-   * append) as its standard output and error; resolves once it runs. Called
-   * only under the server's pid-file claim. When it throws, nothing of the
-   * server runs.
+   * Starts the startup command with its output going to the console log;
+   * resolves once it runs. Called only under the server's pid-file claim.
+   * When it throws, nothing of the server runs.
    */
-  launch(target: LaunchTarget, startup: string, logFd: number): Promise<LaunchedProcess>;
+  launch(target: LaunchTarget, startup: string, log: ConsoleLogTarget): Promise<LaunchedProcess>;
+  /**
+   * Takes over a server a dead instance left running (SPEC 14), under that
+   * server's pid file: its console, its exit. Null when it cannot be taken
+   * over (a plain process group, whose output and stdin died with its
+   * service; a container whose monitor is gone): it is then stopped.
+   */
+  adopt(serverUuid: string, record: RecordedGroup): LaunchedProcess | null;
   /**
    * Once a server's leader has exited (or a dead instance's server was
    * stopped): removes what is left of it (a container, its bundle) and says

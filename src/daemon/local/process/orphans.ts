@@ -1,9 +1,14 @@
-/** Stopping what a crashed service instance left running, and sweeping what a crash left in the run folder. */
+/**
+ * What a service instance that is gone (stopped with SERVERS_ON_SHUTDOWN=keep,
+ * crashed, SIGKILLed) left running: adopted when its launcher can take it
+ * over (a container with its monitor, SPEC 14), stopped otherwise; and
+ * sweeping what a crash left in the run folder.
+ */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode } from './helpers.js';
 import { ownerAlive } from './owner.js';
-import { examinePidFile, isSpawned } from './pid-record.js';
+import { examinePidFile, isSpawned, type PidFileContents } from './pid-record.js';
 import type { ServerLauncher } from './launcher.js';
 import { endGroup, signalRecorded } from './process-group.js';
 import type { ProcessLogger } from './supervisor-options.js';
@@ -19,12 +24,24 @@ const PID_FILE_NAME = /^([A-Za-z0-9_-]+)\.pid(?:(\.[0-9a-f]+)?(\.tmp))?$/;
 const LEFTOVER_FILE_NAME = /^[A-Za-z0-9_-]+\.(?:[0-9a-f]+\.fifo|pid\.[0-9a-f]+\.gone)$/;
 
 /**
- * Call once when the daemon starts, before any start: stops the process
- * groups a previous instance left running (it crashed or was killed) and
+ * Takes over a dead instance's running server; true when it did (the pid
+ * file then names this instance), false when it cannot (it is then stopped).
+ */
+export type Adopter = (serverUuid: string, found: PidFileContents) => Promise<boolean>;
+
+/**
+ * Call once when the daemon starts, before any start: adopts the servers a
+ * previous instance left running (`adopt`), stops those it cannot adopt and
  * deletes their pid files, so that afterwards every server process running
  * is owned by a live instance. Processes of live instances are left alone.
  */
-export async function reapOrphans(runDir: string, stopGraceMs: number, log: ProcessLogger, launcher: ServerLauncher): Promise<void> {
+export async function reapOrphans(
+  runDir: string,
+  stopGraceMs: number,
+  log: ProcessLogger,
+  launcher: ServerLauncher,
+  adopt: Adopter = async () => false,
+): Promise<void> {
   let names: string[];
   try {
     names = await fs.readdir(runDir);
@@ -46,7 +63,7 @@ export async function reapOrphans(runDir: string, stopGraceMs: number, log: Proc
     const match = PID_FILE_NAME.exec(name);
     return match?.[1] ? [{ serverUuid: match[1], file: path.join(runDir, name), temporary: match[3] !== undefined }] : [];
   });
-  await Promise.all(pidFiles.map((pidFile) => reapPidFile(pidFile, stopGraceMs, log, launcher)));
+  await Promise.all(pidFiles.map((pidFile) => reapPidFile(pidFile, stopGraceMs, log, launcher, adopt)));
 }
 
 async function reapPidFile(
@@ -54,6 +71,7 @@ async function reapPidFile(
   stopGraceMs: number,
   log: ProcessLogger,
   launcher: ServerLauncher,
+  adopt: Adopter,
 ): Promise<void> {
   const raw = await readText(file);
   if (raw === null) return; // removed meanwhile
@@ -66,6 +84,8 @@ async function reapPidFile(
     return; // run by a live instance: this one, or another (see "Several instances on one machine")
   } else if (isSpawned(found.record) && found.state === 'running') {
     const record = found.record;
+    // A `.tmp` file is a crash between writing and renaming: the real pid file may name it too; stop it as before.
+    if (!temporary && (await adopt(serverUuid, found))) return;
     log.warn(
       { serverUuid, pid: record.pid, ownerPid: record.owner?.pid, command: record.command },
       'stopping a server process left behind by a previous run',

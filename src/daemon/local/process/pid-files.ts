@@ -149,6 +149,48 @@ export class PidFiles {
     }
   }
 
+  /**
+   * Takes over a running server whose owner died (SPEC 14's adoption): the
+   * pid file is rewritten with this instance as its owner, the rest of the
+   * record (pid, start time, container) kept. Two instances adopting at once
+   * are kept apart by `<uuid>.pid.adopt`, created exclusively and naming its
+   * holder (one a SIGKILL left behind names a dead owner and is replaced).
+   * Resolves with the new text, or null when the file changed meanwhile or
+   * another live instance is adopting it. The pid file never goes away
+   * meanwhile, so no start can claim the server in between.
+   */
+  async adopt(serverUuid: string, found: PidFileContents): Promise<string | null> {
+    const file = this.fileOf(serverUuid);
+    const lock = `${file}.adopt`;
+    const owner = thisInstance();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await fs.writeFile(lock, serializePidRecord({ ...found.record, owner, token: randomToken() }), { flag: 'wx' });
+        break;
+      } catch (err) {
+        if (errnoCode(err) !== 'EEXIST' || attempt > 0) return null;
+        const held = examinePidFile((await readText(lock)) ?? '');
+        if (held && ownerAlive(held.record.owner)) return null;
+        await fs.rm(lock, { force: true });
+      }
+    }
+    try {
+      if ((await readText(file)) !== found.raw) return null;
+      const text = serializePidRecord({ ...found.record, owner, token: randomToken() });
+      const temporary = `${file}.${randomToken()}.tmp`;
+      try {
+        await fs.writeFile(temporary, text);
+        await fs.rename(temporary, file);
+      } catch (err) {
+        await fs.rm(temporary, { force: true }).catch(noop);
+        throw err;
+      }
+      return text;
+    } finally {
+      await fs.rm(lock, { force: true });
+    }
+  }
+
   /** Only removes the file while it still holds `text`: a newer process of the same server may have replaced it. */
   async remove(serverUuid: string, text: string): Promise<void> {
     await removeIfUnchanged(this.fileOf(serverUuid), text).catch((err: unknown) => {

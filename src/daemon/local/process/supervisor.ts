@@ -2,13 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ServerState } from '../../daemon.js';
 import { consoleBacklog, queueConsoleLine } from './console.js';
-import {
-  DEFAULT_CONSOLE_LOG_BYTES,
-  DEFAULT_CONSOLE_LOG_CHECK_MS,
-  openConsoleLog,
-  rotateConsoleLog,
-  watchConsoleLog,
-} from './console-log.js';
+import { DEFAULT_CONSOLE_LOG_BYTES, DEFAULT_CONSOLE_LOG_CHECK_MS } from './console-log.js';
 import { NoStartupCommandError, ServerNotRunningError, shuttingDown, startFailure } from './errors.js';
 import { ForeignProcesses } from './foreign-processes.js';
 import { noop } from './helpers.js';
@@ -28,7 +22,7 @@ import { PidFiles, type Claim } from './pid-files.js';
 import { PowerQueue } from './power-queue.js';
 import { readProcStatSync } from './proc.js';
 import { groupAlive } from './process-group.js';
-import { isSpawned } from './pid-record.js';
+import { isSpawned, type PidFileContents } from './pid-record.js';
 import { assertDirectory } from './spawn-server.js';
 import { StateEvents } from './state-events.js';
 import {
@@ -244,15 +238,24 @@ export class ProcessSupervisor {
 
   /**
    * Stops every process (each with its stop command and grace period, all at
-   * once) and resolves when all have exited. Starts asked for before are
-   * carried out (then stopped); starts asked for afterwards fail.
+   * once) and resolves when all have exited; with `keep` (SPEC 14,
+   * SERVERS_ON_SHUTDOWN=keep), leaves running every container whose monitor
+   * outlives the service (its pid file stays, naming this instance, which the
+   * next start adopts from) and stops only the rest (plain process groups,
+   * whose console dies with the service). Starts asked for before are carried
+   * out (then stopped or left); starts asked for afterwards fail.
    */
-  async shutdownAll(): Promise<void> {
+  async shutdownAll(options: { keep?: boolean } = {}): Promise<void> {
     this.closing = true;
-    // Queued actions count too: a start in flight is waited for, then stopped.
+    // Queued actions count too: a start in flight is waited for, then stopped or left.
     const uuids = new Set([...this.processes.keys(), ...this.queue.servers()]);
     const results = await Promise.allSettled(
-      [...uuids].map((uuid) => this.queue.run(uuid, () => this.halt(uuid, undefined, { foreign: false }))),
+      [...uuids].map((uuid) =>
+        this.queue.run(uuid, async () => {
+          if (options.keep && this.leave(uuid)) return;
+          await this.halt(uuid, undefined, { foreign: false });
+        }),
+      ),
     );
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => r.reason as unknown);
     if (failures.length > 0) throw new AggregateError(failures, 'Some server processes could not be stopped.');
@@ -265,9 +268,66 @@ export class ProcessSupervisor {
    * is owned by a live instance. Processes of live instances are left alone.
    */
   async reapOrphans(): Promise<void> {
-    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher);
+    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) => this.adopt(serverUuid, found));
     // What no pid file accounts for: a crash between starting a container and writing its pid file.
     await this.launcher.sweep((serverUuid) => this.processes.has(serverUuid) || this.pidFiles.readSync(serverUuid) !== null);
+  }
+
+  /**
+   * Leaves a running container to its monitor (shutdown with keep): stops
+   * watching it and forgets it; its pid file stays. False (and nothing done)
+   * for a process that cannot outlive the service.
+   */
+  private leave(serverUuid: string): boolean {
+    const proc = this.processes.get(serverUuid);
+    if (!proc || !proc.container || proc.state !== 'running') return false;
+    proc.stopLogRotation();
+    clearTimeout(proc.killTimer);
+    proc.stdin?.destroy();
+    this.processes.delete(serverUuid);
+    this.log.info({ serverUuid, pid: proc.pid }, 'server left running for the next start to adopt');
+    return true;
+  }
+
+  /** Takes over a dead instance's running server (reapOrphans): false when its launcher cannot. */
+  private async adopt(serverUuid: string, found: PidFileContents): Promise<boolean> {
+    if (!isSpawned(found.record) || this.processes.has(serverUuid)) return false;
+    const record = found.record;
+    const launched = this.launcher.adopt(serverUuid, record);
+    if (!launched) return false;
+    const text = await this.pidFiles.adopt(serverUuid, found).catch((err: unknown) => {
+      this.log.warn({ err, serverUuid }, 'could not take over the pid file of a running server');
+      return null;
+    });
+    if (text === null) {
+      launched.stopWatching();
+      launched.stdin?.destroy();
+      return this.pidFiles.readSync(serverUuid)?.state === 'running'; // someone else adopted it: not ours to stop
+    }
+    launched.stdin?.on('error', (err) => this.log.warn({ err, serverUuid }, 'server console write failed'));
+    const startedAt = Date.parse(record.startedAt);
+    const proc: ManagedProcess = {
+      target: { uuid: serverUuid, startup: record.command, stopCommand: null, volumeDir: '' },
+      pid: record.pid,
+      container: launched.container,
+      startTime: record.startTime,
+      startedAt: Number.isNaN(startedAt) ? Date.now() : startedAt,
+      stdin: launched.stdin,
+      pidFile: text,
+      state: 'running',
+      recorded: Promise.resolve(),
+      exited: Promise.resolve(),
+      launched: Promise.resolve(),
+      markLaunched: noop,
+      killTimer: undefined,
+      killedAt: undefined,
+      stopLogRotation: launched.stopWatching,
+    };
+    proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
+    this.processes.set(serverUuid, proc);
+    this.log.info({ serverUuid, pid: record.pid, previousOwner: record.owner?.pid }, 'adopted a server a previous run left running');
+    this.events.emit(serverUuid, 'running');
+    return true;
   }
 
   private async launch(target: SupervisedServer): Promise<void> {
@@ -295,19 +355,10 @@ export class ProcessSupervisor {
 
   /** Starts the claimed server and tracks it; throws (nothing tracked, nothing running) when it could not be started. */
   private async spawnTracked(target: SupervisedServer, startup: string, claim: Claim): Promise<ManagedProcess> {
-    // The log of earlier runs counts toward the limit: it is appended to.
-    await rotateConsoleLog(this.logPath(target.uuid), this.consoleLogBytes).catch((err: unknown) =>
-      this.log.warn({ err, serverUuid: target.uuid }, 'could not rotate the console log'),
-    );
     let launched: LaunchedProcess;
     try {
-      const logFile = await openConsoleLog(this.logPath(target.uuid));
-      try {
-        launched = await this.launcher.launch(target, startup, logFile.fd);
-      } finally {
-        // The process writes to its own copy of the descriptor, straight into the file.
-        await logFile.close();
-      }
+      const log = { path: this.logPath(target.uuid), maxBytes: this.consoleLogBytes, checkMs: this.consoleLogCheckMs };
+      launched = await this.launcher.launch(target, startup, log);
     } catch (err) {
       throw startFailure(target, err);
     }
@@ -334,9 +385,7 @@ export class ProcessSupervisor {
       markLaunched,
       killTimer: undefined,
       killedAt: undefined,
-      stopLogRotation: watchConsoleLog(this.logPath(target.uuid), this.consoleLogBytes, this.consoleLogCheckMs, (err) =>
-        this.log.warn({ err, serverUuid: target.uuid }, 'could not rotate the console log'),
-      ),
+      stopLogRotation: launched.stopWatching,
     };
     proc.recorded = this.pidFiles.record(proc, claim.record);
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));

@@ -1,9 +1,10 @@
 /**
- * The local daemon with containment on (SPEC 10), below the HTTP API: the
- * supervisor's bookkeeping around runc containers. What a SIGKILL of the
- * service leaves (a container without a pid file, a bundle without a
- * container, a pid file whose owner is dead) and what the next start does
- * with it; who owns a volume's files; what an out-of-memory kill reports.
+ * The local daemon with containment on (SPEC 10, 14), below the HTTP API: the
+ * supervisor's bookkeeping around runc containers and their monitors. What a
+ * SIGKILL of the service leaves (a container without a pid file, a bundle
+ * without a container, a pid file whose owner is dead) and what the next
+ * start does with it (removes, removes, adopts); who owns a volume's files;
+ * what an out-of-memory kill reports.
  * Needs root and runc (requireRunc): fails, saying so, without them.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,12 +16,12 @@ import { createArchive } from '../../../../src/daemon/local/archive/create.js';
 import { bundlePaths, writeBundle } from '../../../../src/daemon/local/container/bundle.js';
 import { containerId, containerSpec, defaultCgroupsPath } from '../../../../src/daemon/local/container/container-spec.js';
 import { resolveContainment, type ContainerRuntime } from '../../../../src/daemon/local/container/container-runtime.js';
+import { findConmon, liveConmonPid } from '../../../../src/daemon/local/container/conmon.js';
 import { startServerContainer } from '../../../../src/daemon/local/container/server-container.js';
-import { closeQuietly } from '../../../../src/daemon/local/container/stdin-fifo.js';
 import type { DaemonServer } from '../../../../src/daemon/daemon.js';
 import { LocalDaemon } from '../../../../src/daemon/local/local-daemon.js';
 import { OUT_OF_MEMORY_LINE } from '../../../../src/daemon/local/process/supervisor.js';
-import { requireRunc, SERVER_UID } from './helpers.js';
+import { plainLog, requireRunc, SERVER_UID } from './helpers.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -34,7 +35,7 @@ async function confinedDaemon(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q
     { warn: () => undefined },
   );
   if (runtime === null) throw new Error('containment was not resolved');
-  const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: runtime });
+  const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: runtime, ...(process.env.DEBUG_DAEMON ? { logger: { info: console.log, warn: console.log, error: console.log } } : {}) });
   await daemon.start();
   cleanups.push(async () => {
     await daemon.close();
@@ -56,32 +57,49 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 1
   }
 }
 
-/** A container started the way the launcher does, but with no pid file: a service killed right after `runc run`. */
-async function containerWithoutPidFile(runtime: ContainerRuntime, dataDir: string, serverUuid: string) {
+/** A container started the way the launcher does, but with no pid file: a service killed right after `runc start`. */
+async function containerWithoutPidFile(runtime: ContainerRuntime, dataDir: string, serverUuid: string, startup = 'exec sleep 1000') {
   const volumeDir = path.join(dataDir, 'volumes', serverUuid);
   fs.mkdirSync(volumeDir, { recursive: true });
   fs.chownSync(volumeDir, SERVER_UID, SERVER_UID);
-  const log = fs.openSync(path.join(dataDir, 'logs', `${serverUuid}.log`), 'a');
-  try {
-    return await startServerContainer(
-      runtime.runc,
-      path.join(dataDir, 'run'),
-      {
-        serverUuid,
-        startup: 'exec sleep 1000',
-        volumeDir,
-        uid: SERVER_UID,
-        gid: SERVER_UID,
-        limits: { memoryMiB: 0, cpuPercent: 0, pids: 64 },
-        cgroupsPath: defaultCgroupsPath(serverUuid),
-        hiddenPaths: [dataDir],
-        host: runtime.host,
-      },
-      log,
-    );
-  } finally {
-    closeQuietly(log);
-  }
+  const started = await startServerContainer(
+    runtime.runc,
+    path.join(dataDir, 'run'),
+    {
+      serverUuid,
+      startup,
+      volumeDir,
+      uid: SERVER_UID,
+      gid: SERVER_UID,
+      limits: { memoryMiB: 0, cpuPercent: 0, pids: 64 },
+      cgroupsPath: defaultCgroupsPath(serverUuid),
+      hiddenPaths: [dataDir],
+      host: runtime.host,
+    },
+    { conmon: findConmon()!, logPath: path.join(dataDir, 'logs', `${serverUuid}.log`), logSizeMax: 1024 * 1024 },
+  );
+  // The "crash": the service's handles go; the container and its conmon run on.
+  started.stdin.destroy();
+  started.exit.detach();
+  return started;
+}
+
+/** The pid file a dead instance leaves for a container it ran. */
+function deadOwnersPidFile(pidFile: string, pid: number, serverUuid: string, command: string): void {
+  const startTime = readStat(pid).slice(readStat(pid).lastIndexOf(')') + 2).split(' ')[19];
+  fs.writeFileSync(
+    pidFile,
+    `${JSON.stringify({
+      pid,
+      pgid: pid,
+      startTime,
+      command,
+      startedAt: new Date(Date.now() - 60_000).toISOString(),
+      owner: { pid: 2 ** 22 + 7, startTime: '1', bootId: null },
+      token: 'dead',
+      container: containerId(serverUuid),
+    })}\n`,
+  );
 }
 
 describe('the local daemon with containment on', () => {
@@ -140,7 +158,6 @@ describe('the local daemon with containment on', () => {
     const { daemon, runtime, dataDir } = await confinedDaemon();
     const orphan = randomUUID();
     const started = await containerWithoutPidFile(runtime, dataDir, orphan);
-    started.stdin.destroy();
     const stray = randomUUID();
     const strayBundle = bundlePaths(daemon.paths.run, stray);
     await writeBundle(strayBundle, containerSpec({
@@ -165,30 +182,44 @@ describe('the local daemon with containment on', () => {
     expect(fs.existsSync(`/proc/${started.pid}`) && !/^\S+ \S+ [ZX]/.test(readStat(started.pid))).toBe(false);
   });
 
-  it('reaps the container of a dead instance at start: stopped, removed, pid file gone; a start then runs one copy', async () => {
+  it("adopts a dead instance's running container at start (SPEC 14): console, command, stats, state, kill; never two copies", async () => {
     const { daemon, runtime, dataDir } = await confinedDaemon();
-    const target = server('exec sleep 1000');
-    // What an instance that died leaves: a running container and the pid file naming it, its owner gone.
-    const started = await containerWithoutPidFile(runtime, dataDir, target.uuid);
-    started.stdin.destroy();
+    const startup = 'echo ready; while read line; do echo "got $line"; done';
+    const target = { ...server(startup), stopCommand: null };
+    const started = await containerWithoutPidFile(runtime, dataDir, target.uuid, startup);
     const pidFile = path.join(daemon.paths.run, `${target.uuid}.pid`);
-    const startTime = readStat(started.pid).slice(readStat(started.pid).lastIndexOf(')') + 2).split(' ')[19];
-    fs.writeFileSync(
-      pidFile,
-      `${JSON.stringify({
-        pid: started.pid,
-        pgid: started.pid,
-        startTime,
-        command: 'exec sleep 1000',
-        startedAt: new Date().toISOString(),
-        owner: { pid: 2 ** 22 + 7, startTime: '1', bootId: null },
-        token: 'dead',
-        container: containerId(target.uuid),
-      })}\n`,
-    );
-    expect(await daemon.state(target)).toBe('running');
+    deadOwnersPidFile(pidFile, started.pid, target.uuid, startup);
 
     // What the next service does first.
+    await daemon.start();
+    expect(await daemon.state(target)).toBe('running');
+    const record = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as { pid: number; owner: { pid: number } };
+    expect(record).toMatchObject({ pid: started.pid, owner: { pid: process.pid } });
+    await daemon.sendCommand(target, 'after adoption');
+    await eventually(() => plainLog(path.join(daemon.paths.logs, `${target.uuid}.log`)).includes('got after adoption'), 5_000, 'the adopted console');
+    expect(await daemon.consoleHistory(target, 10)).toEqual(['ready', 'got after adoption']);
+    const resources = await daemon.resources(target);
+    expect(resources.memoryBytes).toBeGreaterThan(0);
+    expect(resources.uptimeMs).toBeGreaterThanOrEqual(60_000);
+    // A start is a no-op: it runs already.
+    await daemon.power(target, 'start');
+    expect((await runtime.runc.list()).filter((c) => c.id === containerId(target.uuid))).toHaveLength(1);
+    await daemon.power(target, 'kill');
+    expect(await daemon.state(target)).toBe('offline');
+    expect(fs.existsSync(pidFile)).toBe(false);
+    expect(await runtime.runc.state(containerId(target.uuid))).toBeNull();
+  });
+
+  it("stops a dead instance's container whose monitor is gone (nobody holds its output): removed, pid file gone", async () => {
+    const { daemon, runtime, dataDir } = await confinedDaemon();
+    const target = server('exec sleep 1000');
+    const started = await containerWithoutPidFile(runtime, dataDir, target.uuid);
+    process.kill(Number(fs.readFileSync(started.paths.conmonPidFile, 'utf8')), 'SIGKILL');
+    await eventually(() => liveConmonPid(started.paths.conmonPidFile) === null, 5_000, 'conmon to die');
+    const pidFile = path.join(daemon.paths.run, `${target.uuid}.pid`);
+    deadOwnersPidFile(pidFile, started.pid, target.uuid, 'exec sleep 1000');
+    expect(await daemon.state(target)).toBe('running');
+
     await daemon.start();
     expect(await daemon.state(target)).toBe('offline');
     expect(fs.existsSync(pidFile)).toBe(false);
@@ -214,7 +245,7 @@ describe('the local daemon with containment on', () => {
     await eventually(async () => (await daemon.state(target)) === 'offline', 20_000, 'the server was killed');
     await eventually(() => killed.length > 0, 2_000, 'the listener was told');
     expect(killed).toEqual([target.uuid]);
-    const log = fs.readFileSync(path.join(daemon.paths.logs, `${target.uuid}.log`), 'utf8');
+    const log = plainLog(path.join(daemon.paths.logs, `${target.uuid}.log`));
     expect(log.trimEnd().split('\n').at(-1)).toBe(OUT_OF_MEMORY_LINE);
   });
 
@@ -226,7 +257,7 @@ describe('the local daemon with containment on', () => {
     await daemon.power(target, 'start');
     await eventually(async () => (await daemon.state(target)) === 'offline', 5_000, 'the server ended');
     expect(killed).toEqual([]);
-    expect(fs.readFileSync(path.join(daemon.paths.logs, `${target.uuid}.log`), 'utf8')).toBe('bye\n');
+    expect(plainLog(path.join(daemon.paths.logs, `${target.uuid}.log`))).toBe('bye\n');
   });
 });
 

@@ -7,11 +7,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Runc, RuncError } from '../../../../src/daemon/local/container/runc.js';
-import { openStdinWriter } from '../../../../src/daemon/local/container/stdin-fifo.js';
+import { Runc } from '../../../../src/daemon/local/container/runc.js';
+import { findConmon, MonitorError } from '../../../../src/daemon/local/container/conmon.js';
 import type { ContainerOptions } from '../../../../src/daemon/local/container/container-spec.js';
 import { inspectHostLayout } from '../../../../src/daemon/local/container/host-layout.js';
-import { ContainerExistsError, removeServerContainer, startServerContainer } from '../../../../src/daemon/local/container/server-container.js';
+import { ContainerExistsError, openContainerStdin, removeServerContainer, startServerContainer } from '../../../../src/daemon/local/container/server-container.js';
 import { readLog, SERVER_UID, sleep, startProbe, useSandbox, waitFor } from './helpers.js';
 
 const sandbox = useSandbox();
@@ -82,9 +82,9 @@ describe('a confined server process', () => {
     }
   });
 
-  it('reads console input from the FIFO and writes to the log after runc has exited', async () => {
+  it("reads console input from conmon's stdin pipe and its output reaches the log through conmon", async () => {
     const probe = await startProbe(sandbox(), 'echo ready; while read line; do echo "got $line"; done');
-    // startServerContainer resolves after `runc run --detach` has exited: all that follows is runc-less.
+    // startServerContainer resolves after `runc start` has exited: all that follows is runc-less.
     await waitFor(() => readLog(probe).includes('ready'), 'the first line');
     probe.stdin.write('say hello\n');
     await waitFor(() => readLog(probe).includes('got say hello'), 'the console line to come back');
@@ -118,32 +118,32 @@ describe('a confined server process', () => {
     expect(fs.statSync(escaped).size).toBe(size);
   });
 
-  it('outlives the handles of a crashed service and can be re-attached, then removed', async () => {
+  it('outlives the handles of a crashed service and can be adopted, then removed', async () => {
     const { runDir, runc } = sandbox();
     const probe = await startProbe(sandbox(), 'echo ready; while read line; do echo "got $line"; done; echo "EOF seen"');
     await waitFor(() => readLog(probe).includes('ready'), 'the first line');
     // The "crash": every handle the service had goes, as a SIGKILL would close them.
     probe.stdin.destroy();
-    fs.closeSync(probe.logFd);
+    probe.exit.detach();
     await sleep(300);
-    // A new service: a fresh runc wrapper over the same state directory, the FIFO by its path.
+    // A new service: a fresh runc wrapper over the same state directory, the stdin pipe through /proc.
     const next = new Runc(runc.binary, runc.stateRoot);
     const listed = await next.list();
     expect(listed.map((container) => [container.id, container.status])).toEqual([[probe.id, 'running']]);
     expect(readLog(probe)).not.toContain('EOF seen');
-    const writer = await openStdinWriter(probe.paths.stdinFifo);
+    const writer = openContainerStdin(probe.pid);
     writer.write('after restart\n');
-    await waitFor(() => readLog(probe).includes('got after restart'), 'the re-attached console');
+    await waitFor(() => readLog(probe).includes('got after restart'), 'the adopted console');
     writer.destroy();
     await removeServerContainer(next, runDir, probe.serverUuid);
     expect(await next.state(probe.id)).toBeNull();
     expect(fs.existsSync(probe.paths.dir)).toBe(false);
-    await expect(openStdinWriter(probe.paths.stdinFifo)).rejects.toThrow();
+    expect(() => openContainerStdin(probe.pid)).toThrow();
   });
 
   it('refuses a second container for the same server', async () => {
     const probe = await startProbe(sandbox(), 'exec sleep 1000');
-    await expect(startServerContainer(sandbox().runc, sandbox().runDir, options(probe.serverUuid, probe.volumeDir), probe.logFd)).rejects.toThrow(
+    await expect(startServerContainer(sandbox().runc, sandbox().runDir, options(probe.serverUuid, probe.volumeDir), capture(probe.logFile))).rejects.toThrow(
       ContainerExistsError,
     );
     expect((await sandbox().runc.state(probe.id))?.status).toBe('running');
@@ -152,14 +152,13 @@ describe('a confined server process', () => {
   it("reports runc's reason for a failed start and leaves no container behind", async () => {
     const { runc, runDir, dataDir } = sandbox();
     const missing = path.join(dataDir, 'volumes', 'missing');
-    const logFd = fs.openSync(path.join(dataDir, 'console.log'), 'a');
-    try {
-      const failure = startServerContainer(runc, runDir, options('never-started', missing), logFd);
-      await expect(failure).rejects.toThrow(RuncError);
-      await expect(failure).rejects.toThrow(new RegExp(`runc run quetzal-never-started failed .*${missing}`));
-    } finally {
-      fs.closeSync(logFd);
-    }
+    const failure = startServerContainer(runc, runDir, options('never-started', missing), capture(path.join(dataDir, 'console.log')));
+    await expect(failure).rejects.toThrow(MonitorError);
+    await expect(failure).rejects.toThrow(new RegExp(`runc could not create quetzal-never-started: .*${missing}`));
     expect(await runc.list()).toEqual([]);
   });
 });
+
+function capture(logPath: string) {
+  return { conmon: findConmon()!, logPath, logSizeMax: 1024 * 1024 };
+}

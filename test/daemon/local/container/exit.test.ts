@@ -1,13 +1,13 @@
 /**
  * How a container's end reaches the service (container-exit.ts): the exit
- * FIFO's end-of-file and the status the init shell writes, for the service
- * that started it and for one that only re-attached.
+ * file conmon writes in the bundle (out of the box's reach), for the service
+ * that started it and for one that adopted it.
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { readCgroupStats } from '../../../../src/daemon/local/container/cgroup-stats.js';
-import { readExitStatus, watchContainerExit } from '../../../../src/daemon/local/container/container-exit.js';
-import { openStdinWriter } from '../../../../src/daemon/local/container/stdin-fifo.js';
+import { exitOfStatus } from '../../../../src/daemon/local/container/container-exit.js';
+import { openContainerStdin, watchAdoptedContainer } from '../../../../src/daemon/local/container/server-container.js';
 import { readLog, sleep, startProbe, useSandbox, waitFor } from './helpers.js';
 
 const sandbox = useSandbox();
@@ -17,7 +17,7 @@ describe('the end of a container', () => {
     const probe = await startProbe(sandbox(), 'echo bye; exit 3');
     await expect(probe.exited).resolves.toEqual({ code: 3, signal: null });
     expect(readLog(probe)).toBe('bye\n');
-    // The FIFO closes as the first process exits, a moment before it is a zombie runc calls stopped.
+    // conmon writes the exit file once it has reaped the first process: runc calls it stopped.
     await waitFor(async () => (await sandbox().runc.state(probe.id))?.status === 'stopped', 'runc to call it stopped', 2_000);
   });
 
@@ -43,46 +43,47 @@ describe('the end of a container', () => {
 
   it('is seen by a restarted service, whether the container ends later or ended already', async () => {
     const probe = await startProbe(sandbox(), 'while read line; do [ "$line" = quit ] && exit 7; echo "got $line"; done');
-    // The "crash": the first service's handles go.
+    // The "crash": the first service's handles go; conmon keeps the stdin pipe's own write end, so no EOF.
     probe.stdin.destroy();
-    fs.closeSync(probe.logFd);
-    const exited = watchContainerExit(probe.paths);
+    probe.exit.detach();
+    const exited = watchAdoptedContainer(sandbox().runDir, probe.serverUuid).exited;
     let settled = false;
     void exited.then(() => (settled = true));
     await sleep(300);
     expect(settled).toBe(false);
-    const writer = await openStdinWriter(probe.paths.stdinFifo);
+    const writer = openContainerStdin(probe.pid);
     writer.write('one\nquit\n');
     await expect(exited).resolves.toEqual({ code: 7, signal: null });
     writer.destroy();
     expect(readLog(probe)).toBe('got one\n');
-    // A third service, after the end: the FIFO has no writer left, so the read ends at once.
-    await expect(watchContainerExit(probe.paths)).resolves.toEqual({ code: 7, signal: null });
+    // A third service, after the end: the exit file is read at once.
+    await expect(watchAdoptedContainer(sandbox().runDir, probe.serverUuid).exited).resolves.toEqual({ code: 7, signal: null });
   });
 
-  it('gives the startup command none of the descriptors the init shell holds', async () => {
-    const probe = await startProbe(sandbox(), 'ls /proc/self/fd | tr "\\n" " "; echo; exit 0');
+  it('leaves no descriptor of a host file in the box: the first process and the startup command hold pipes only (SPEC 10)', async () => {
+    const probe = await startProbe(
+      sandbox(),
+      'for p in $$ 1; do ls -l /proc/$p/fd | sed -n "s/.* -> /$p /p"; done; exit 0',
+    );
     await probe.exited;
-    // 0-2, and the descriptor ls opens to read the folder.
-    expect(readLog(probe).trim()).toBe('0 1 2 3');
+    const entries = readLog(probe).trim().split('\n');
+    expect(entries.length).toBeGreaterThanOrEqual(6);
+    // The startup command's shell and PID 1: 0, 1 and 2 each, all pipes (conmon's).
+    for (const entry of entries) expect(entry).toMatch(/^\d+ pipe:\[\d+\]$/);
   });
 
-  it('reads shell statuses: codes, signals, nothing recorded', () => {
-    const dir = fs.mkdtempSync('/tmp/quetzal-exit-');
-    try {
-      const file = `${dir}/status`;
-      const status = (text: string) => {
-        fs.writeFileSync(file, text);
-        return readExitStatus(file);
-      };
-      expect(status('0\n')).toEqual({ code: 0, signal: null });
-      expect(status('130\n')).toEqual({ code: null, signal: 'SIGINT' });
-      expect(status('137\n')).toEqual({ code: null, signal: 'SIGKILL' });
-      expect(status('255\n')).toEqual({ code: 255, signal: null });
-      expect(status('')).toEqual({ code: null, signal: 'SIGKILL' });
-      expect(readExitStatus(`${dir}/missing`)).toEqual({ code: null, signal: 'SIGKILL' });
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+  it('reads statuses as conmon records them: codes, signals, nothing recorded', () => {
+    expect(exitOfStatus(0)).toEqual({ code: 0, signal: null });
+    expect(exitOfStatus(130)).toEqual({ code: null, signal: 'SIGINT' });
+    expect(exitOfStatus(137)).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(exitOfStatus(255)).toEqual({ code: 255, signal: null });
+    expect(exitOfStatus(null)).toEqual({ code: null, signal: 'SIGKILL' });
+  });
+
+  it('reads SIGKILL when conmon died without recording anything', async () => {
+    const probe = await startProbe(sandbox(), 'exec sleep 1000');
+    const conmonPid = Number(fs.readFileSync(probe.paths.conmonPidFile, 'utf8'));
+    process.kill(conmonPid, 'SIGKILL');
+    await expect(probe.exited).resolves.toEqual({ code: null, signal: 'SIGKILL' });
   });
 });

@@ -14,8 +14,10 @@ import { readCgroupHierarchy, type CgroupHierarchy } from '../../../../src/daemo
 import { defaultCgroupsPath, type ContainerLimits } from '../../../../src/daemon/local/container/container-spec.js';
 import { inspectHostLayout } from '../../../../src/daemon/local/container/host-layout.js';
 import { findRunc, Runc } from '../../../../src/daemon/local/container/runc.js';
-import { closeQuietly } from '../../../../src/daemon/local/container/stdin-fifo.js';
+import { findConmon } from '../../../../src/daemon/local/container/conmon.js';
+import type { ContainerExit } from '../../../../src/daemon/local/container/container-exit.js';
 import { startServerContainer, type StartedContainer } from '../../../../src/daemon/local/container/server-container.js';
+import { joinConsoleRecords } from '../../../../src/daemon/local/process/console-record.js';
 
 export const SERVER_UID = 988;
 /** Probes of the running test, for the clean-up. */
@@ -28,6 +30,7 @@ export function requireRunc(): string {
   if (process.getuid?.() !== 0) throw new Error('container tests need root (runc makes real containers)');
   const runc = findRunc();
   if (runc === null) throw new Error('runc is not installed: apt-get install -y runc (CI installs it in .ci/run)');
+  if (findConmon() === null) throw new Error('conmon is not installed: apt-get install -y conmon (CI installs it in .ci/run)');
   return runc;
 }
 
@@ -41,10 +44,14 @@ export interface Sandbox {
 export interface ProbeContainer extends StartedContainer {
   readonly serverUuid: string;
   readonly volumeDir: string;
+  /** conmon's log (Kubernetes' format: readLog gives the plain lines). */
   readonly logFile: string;
-  readonly logFd: number;
   readonly cgroupsPath: string;
+  readonly exited: Promise<ContainerExit>;
 }
+
+/** Test logs are small: a cap far above what a probe prints. */
+const PROBE_LOG_MAX = 8 * 1024 * 1024;
 
 /** A fresh fake DATA_DIR per test; every container started in it is deleted after the test. */
 export function useSandbox(): () => Sandbox {
@@ -64,7 +71,7 @@ export function useSandbox(): () => Sandbox {
     for (const container of await current.runc.list()) await current.runc.delete(container.id, { force: true });
     for (const probe of started.splice(0)) {
       probe.stdin.destroy();
-      closeQuietly(probe.logFd);
+      probe.exit.detach();
     }
     fs.rmSync(current.dataDir, { recursive: true, force: true });
     current = null;
@@ -88,9 +95,9 @@ export async function startProbe(
   fs.chownSync(volumeDir, SERVER_UID, SERVER_UID);
   const logFile = path.join(sandbox.dataDir, 'logs', `${serverUuid}.log`);
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const logFd = fs.openSync(logFile, 'a');
   const cgroupsPath = defaultCgroupsPath(serverUuid);
-  try {
+  const conmon = findConmon()!;
+  {
     const container = await startServerContainer(
       sandbox.runc,
       sandbox.runDir,
@@ -105,19 +112,29 @@ export async function startProbe(
         hiddenPaths,
         host: inspectHostLayout(sandbox.hierarchy),
       },
-      logFd,
+      { conmon, logPath: logFile, logSizeMax: PROBE_LOG_MAX },
     );
-    const probe = { ...container, serverUuid, volumeDir, logFile, logFd, cgroupsPath };
+    const probe = { ...container, serverUuid, volumeDir, logFile, cgroupsPath, exited: container.exit.exited };
     started.push(probe);
     return probe;
-  } catch (err) {
-    fs.closeSync(logFd);
-    throw err;
   }
 }
 
+/** The server's output as it printed it: conmon's records joined into lines. */
 export function readLog(probe: ProbeContainer): string {
-  return fs.readFileSync(probe.logFile, 'utf8');
+  return plainLog(probe.logFile);
+}
+
+export function plainLog(file: string): string {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+  const raw = text.split('\n');
+  raw.pop();
+  return joinConsoleRecords(raw, Number.MAX_SAFE_INTEGER).map((line) => `${line}\n`).join('');
 }
 
 /** Polls `check` until it holds; fails with `what` after `timeoutMs`. */
