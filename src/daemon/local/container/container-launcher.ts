@@ -18,6 +18,7 @@ import { readCgroupStats } from './cgroup-stats.js';
 import type { ContainerRuntime } from './container-runtime.js';
 import { containerId, defaultCgroupsPath, type ContainerLimits } from './container-spec.js';
 import { removeServerContainer, startServerContainer } from './server-container.js';
+import { allocationEnv } from '../network/allocation-env.js';
 
 /** SPEC 10: a fork bomb stops here unless the server says otherwise. */
 export const DEFAULT_PIDS_LIMIT = 512;
@@ -39,6 +40,9 @@ export class ContainerLauncher implements ServerLauncher {
       this.log.warn({ serverUuid: target.uuid }, "removing the server's previous container before starting it again");
       await removeServerContainer(runc, this.runDir, target.uuid);
     }
+    // Its own network first (SPEC 13): the container enters the namespace at its start.
+    const { network } = this.runtime;
+    const attached = await network.attach(target.uuid, target.allocations ?? []);
     const started = await startServerContainer(
       runc,
       this.runDir,
@@ -54,9 +58,15 @@ export class ContainerLauncher implements ServerLauncher {
         hiddenPaths: this.runtime.hiddenPaths,
         host: this.runtime.host,
         serviceEnv: process.env,
+        extraEnv: allocationEnv(target.allocations),
+        networkNamespace: attached.namespacePath,
+        resolvConf: network.resolvConf,
       },
       logFd,
-    );
+    ).catch(async (err: unknown) => {
+      await network.detach(target.uuid).catch(() => undefined);
+      throw err;
+    });
     return {
       pid: started.pid,
       stdin: started.stdin,
@@ -74,12 +84,24 @@ export class ContainerLauncher implements ServerLauncher {
       this.log.warn({ err, serverUuid }, "could not read the container's out-of-memory count");
     }
     await removeServerContainer(this.runtime.runc, this.runDir, serverUuid);
+    // After the container: nothing is left to use the namespace.
+    await this.runtime.network
+      .detach(serverUuid)
+      .catch((err: unknown) =>
+        this.log.error({ err, serverUuid }, "could not remove the server's network; the next start's sweep will"),
+      );
     return { outOfMemory };
   }
 
   usage(serverUuid: string): UsageSample | null {
     const stats = readCgroupStats(this.runtime.hierarchy, defaultCgroupsPath(serverUuid));
-    return stats && { memoryBytes: stats.memoryBytes, cpuUsageNs: stats.cpuUsageNs };
+    if (stats === null) return null;
+    const traffic = this.runtime.network.counters(serverUuid);
+    return {
+      memoryBytes: stats.memoryBytes,
+      cpuUsageNs: stats.cpuUsageNs,
+      ...(traffic ? { networkRxBytes: traffic.rxBytes, networkTxBytes: traffic.txBytes } : {}),
+    };
   }
 
   async sweep(owned: (serverUuid: string) => boolean): Promise<void> {
@@ -100,6 +122,7 @@ export class ContainerLauncher implements ServerLauncher {
       if (listed.has(serverUuid) || owned(serverUuid)) continue;
       await removeBundle(bundlePaths(this.runDir, serverUuid));
     }
+    await this.runtime.network.sweep(owned);
   }
 }
 
