@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { decodeAppKey } from './app-key.js';
 import { invalidProxyEntry } from './http/client-address.js';
+import { DEFAULT_SERVER_NETWORK, parseAddressPool } from './daemon/local/network/address-pool.js';
 
 /** The service's configuration, read once from the environment (and `.env`), validated and frozen. */
 export interface Config {
@@ -38,6 +39,8 @@ export interface Config {
     readonly maxTriggers: number;
     readonly decayMs: number;
   };
+  /** SERVER_NETWORK: confined servers' inside addresses (SPEC 13), an IPv4 CIDR. */
+  readonly serverNetwork: string;
   /** APP_KEY as given (validated), null when unset: src/app-key.ts's loadAppKey then uses the one in DATA_DIR. */
   readonly appKey: string | null;
 }
@@ -115,6 +118,16 @@ function containmentMode(env: Env): Config['containment'] {
   return raw;
 }
 
+/** SPEC 13: the pool confined servers' inside addresses come from, a /30 each. */
+function serverNetwork(env: Env): string {
+  const raw = env.SERVER_NETWORK?.trim() || DEFAULT_SERVER_NETWORK;
+  try {
+    return parseAddressPool(raw).cidr;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 export function loadConfig(env: Env = readEnvironment()): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
@@ -144,6 +157,7 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     containment: containmentMode(env),
     // Never 0: a confined process must not be root.
     serverUid: integer(env, 'SERVER_UID', 988, 1, 2_147_483_646),
+    serverNetwork: serverNetwork(env),
     appKey: appKey(env),
     serversOnShutdown: serversOnShutdown(env),
     // Wings' defaults: `throttles.lines` 2000 per `line_reset_interval` 100 ms, `maximum_trigger_count` 5, `decay_interval` 10 s.

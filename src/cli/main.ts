@@ -203,6 +203,7 @@ async function runService(command: ServiceCommand, options: CliOptions, opts: Ru
         dataDir: config.dataDir,
         runDir: localDaemonPaths(config.dataDir).run,
         hiddenPaths: [path.join(process.cwd(), '.env')],
+        serverNetwork: config.serverNetwork,
       },
       logger,
     );

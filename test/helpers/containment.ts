@@ -23,7 +23,13 @@ let warned = false;
 export async function testContainment(dataDir: string): Promise<ContainerRuntime | null> {
   const config = loadConfig({ DATA_DIR: dataDir, CONTAINMENT: process.env.CONTAINMENT ?? 'auto', SERVER_UID: process.env.SERVER_UID ?? '988' });
   return resolveContainment(
-    { mode: config.containment, uid: config.serverUid, dataDir: config.dataDir, runDir: localDaemonPaths(config.dataDir).run },
+    {
+      mode: config.containment,
+      uid: config.serverUid,
+      dataDir: config.dataDir,
+      runDir: localDaemonPaths(config.dataDir).run,
+      serverNetwork: config.serverNetwork,
+    },
     {
       warn(obj) {
         if (warned) return;

@@ -117,6 +117,7 @@ export class LocalDaemon implements Daemon {
       stopCommand: server.stopCommand,
       volumeDir: this.volumeDir(server.uuid),
       ...(server.limits ? { limits: server.limits } : {}),
+      ...(server.allocations ? { allocations: server.allocations } : {}),
     };
   }
 
@@ -191,8 +192,9 @@ export class LocalDaemon implements Daemon {
   /**
    * SPEC 10's figures: memory and CPU from the sampler (a confined server's
    * cgroup, or a plain process group's /proc entries), disk measured on the
-   * volume (at most 10 s old), uptime since the process started; network 0:
-   * a process on the host's network has no counters of its own.
+   * volume (at most 10 s old), uptime since the process started; network
+   * from a confined server's own veth (SPEC 13), 0 on the host's network,
+   * where a process has no counters of its own.
    */
   async resources(server: DaemonServer): Promise<ServerResources> {
     const diskBytes = await this.cachedDiskUsage(server, 10_000);
@@ -209,8 +211,8 @@ export class LocalDaemon implements Daemon {
       memoryBytes: figures?.memoryBytes ?? 0,
       cpuAbsolute: figures?.cpuAbsolute ?? 0,
       diskBytes,
-      networkRxBytes: 0,
-      networkTxBytes: 0,
+      networkRxBytes: figures?.networkRxBytes ?? 0,
+      networkTxBytes: figures?.networkTxBytes ?? 0,
       uptimeMs: Math.max(0, Date.now() - startedAt),
     };
   }

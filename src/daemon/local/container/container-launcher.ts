@@ -21,6 +21,7 @@ import { liveConmonPid } from './conmon.js';
 import type { ContainerRuntime } from './container-runtime.js';
 import { containerId, defaultCgroupsPath, type ContainerLimits } from './container-spec.js';
 import { openContainerStdin, removeServerContainer, startServerContainer, watchAdoptedContainer } from './server-container.js';
+import { allocationEnv } from '../network/allocation-env.js';
 
 /** SPEC 10: a fork bomb stops here unless the server says otherwise. */
 export const DEFAULT_PIDS_LIMIT = 512;
@@ -43,6 +44,9 @@ export class ContainerLauncher implements ServerLauncher {
       await removeServerContainer(runc, this.runDir, target.uuid);
     }
     await setAsideConsoleLog(log.path);
+    // Its own network first (SPEC 13): the container enters the namespace at its start.
+    const { network } = this.runtime;
+    const attached = await network.attach(target.uuid, target.allocations ?? []);
     const started = await startServerContainer(
       runc,
       this.runDir,
@@ -58,9 +62,15 @@ export class ContainerLauncher implements ServerLauncher {
         hiddenPaths: this.runtime.hiddenPaths,
         host: this.runtime.host,
         serviceEnv: process.env,
+        extraEnv: allocationEnv(target.allocations),
+        networkNamespace: attached.namespacePath,
+        resolvConf: network.resolvConf,
       },
       { conmon: this.runtime.conmon, logPath: log.path, logSizeMax: log.maxBytes },
-    );
+    ).catch(async (err: unknown) => {
+      await network.detach(target.uuid).catch(() => undefined);
+      throw err;
+    });
     return { pid: started.pid, stdin: started.stdin, exited: started.exit.exited, container: started.id, stopWatching: () => started.exit.detach() };
   }
 
@@ -89,12 +99,24 @@ export class ContainerLauncher implements ServerLauncher {
       this.log.warn({ err, serverUuid }, "could not read the container's out-of-memory count");
     }
     await removeServerContainer(this.runtime.runc, this.runDir, serverUuid);
+    // After the container: nothing is left to use the namespace.
+    await this.runtime.network
+      .detach(serverUuid)
+      .catch((err: unknown) =>
+        this.log.error({ err, serverUuid }, "could not remove the server's network; the next start's sweep will"),
+      );
     return { outOfMemory };
   }
 
   usage(serverUuid: string): UsageSample | null {
     const stats = readCgroupStats(this.runtime.hierarchy, defaultCgroupsPath(serverUuid));
-    return stats && { memoryBytes: stats.memoryBytes, cpuUsageNs: stats.cpuUsageNs };
+    if (stats === null) return null;
+    const traffic = this.runtime.network.counters(serverUuid);
+    return {
+      memoryBytes: stats.memoryBytes,
+      cpuUsageNs: stats.cpuUsageNs,
+      ...(traffic ? { networkRxBytes: traffic.rxBytes, networkTxBytes: traffic.txBytes } : {}),
+    };
   }
 
   async sweep(owned: (serverUuid: string) => boolean): Promise<void> {
@@ -115,6 +137,7 @@ export class ContainerLauncher implements ServerLauncher {
       if (listed.has(serverUuid) || owned(serverUuid)) continue;
       await removeBundle(bundlePaths(this.runDir, serverUuid));
     }
+    await this.runtime.network.sweep(owned);
   }
 }
 

@@ -12,6 +12,8 @@ import { detectContainment } from './containment-check.js';
 import { maskedHostPaths, type HostLayout } from './container-spec.js';
 import { inspectHostLayout } from './host-layout.js';
 import { Runc } from './runc.js';
+import { resolveServerNetwork } from '../network/network-runtime.js';
+import type { ServerNetwork } from '../network/server-network.js';
 
 export type ContainmentMode = 'auto' | 'on' | 'off';
 
@@ -25,6 +27,8 @@ export interface ContainerRuntime {
   readonly uid: number;
   /** Real host paths no container may see (DATA_DIR, the `.env` file). */
   readonly hiddenPaths: readonly string[];
+  /** Each server's own network namespace and the firewall table (SPEC 13). */
+  readonly network: ServerNetwork;
 }
 
 /** CONTAINMENT=on on a machine that cannot confine: the service refuses to start. */
@@ -43,16 +47,19 @@ export interface ContainmentSettings {
   readonly runDir: string;
   /** More host paths to hide (the `.env` file's). */
   readonly hiddenPaths?: readonly string[];
+  /** SERVER_NETWORK: the pool servers' inside addresses come from. */
+  readonly serverNetwork?: string;
 }
 
 export interface ContainmentWarner {
   warn(obj: object, msg: string): void;
+  error?(obj: object, msg: string): void;
 }
 
 /** Null = run unconfined (`off`, or `auto` where the machine cannot confine: warned once). Throws for `on` without the means. */
 export async function resolveContainment(settings: ContainmentSettings, log: ContainmentWarner): Promise<ContainerRuntime | null> {
   if (settings.mode === 'off') return null;
-  const runtime = await tryContainment(settings);
+  const runtime = await tryContainment(settings, log);
   if ('runtime' in runtime) return runtime.runtime;
   if (settings.mode === 'on') throw new ContainmentUnavailableError(runtime.reason);
   log.warn(
@@ -62,7 +69,7 @@ export async function resolveContainment(settings: ContainmentSettings, log: Con
   return null;
 }
 
-async function tryContainment(settings: ContainmentSettings): Promise<{ runtime: ContainerRuntime } | { reason: string }> {
+async function tryContainment(settings: ContainmentSettings, log: ContainmentWarner): Promise<{ runtime: ContainerRuntime } | { reason: string }> {
   if (settings.uid === process.getuid?.()) return { reason: `SERVER_UID ${settings.uid} is the service's own uid` };
   const check = await detectContainment();
   if (!check.available) return { reason: check.reason };
@@ -81,6 +88,12 @@ async function tryContainment(settings: ContainmentSettings): Promise<{ runtime:
   } catch (err) {
     return { reason: (err as Error).message };
   }
+  const network = await resolveServerNetwork({
+    runDir: settings.runDir,
+    ...(settings.serverNetwork !== undefined ? { serverNetwork: settings.serverNetwork } : {}),
+    log: { warn: (obj, msg) => log.warn(obj, msg), error: (obj, msg) => (log.error ?? log.warn).call(log, obj, msg) },
+  });
+  if ('reason' in network) return { reason: network.reason };
   return {
     runtime: {
       runc: new Runc(check.runc, path.join(settings.runDir, 'runc')),
@@ -89,6 +102,7 @@ async function tryContainment(settings: ContainmentSettings): Promise<{ runtime:
       host,
       uid: settings.uid,
       hiddenPaths,
+      network: network.network,
     },
   };
 }

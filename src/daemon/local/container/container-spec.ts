@@ -114,6 +114,10 @@ export interface ContainerOptions {
   /** More variables for the process (an egg's); they cannot replace HOME, PATH, USER or P_SERVER_UUID. */
   readonly extraEnv?: Readonly<Record<string, string>>;
   readonly tmpMiB?: number;
+  /** The server's own network namespace (`/run/netns/...`, SPEC 13); absent = the host's network. */
+  readonly networkNamespace?: string;
+  /** A resolv.conf bound over the container's /etc/resolv.conf (one its own network can reach). */
+  readonly resolvConf?: string;
 }
 
 /** Container ids are runc's `[\w+.-]`; a uuid (or any safe name) becomes `quetzal-<uuid>`. */
@@ -150,10 +154,17 @@ export function containerSpec(options: ContainerOptions): Record<string, unknown
       ],
       noNewPrivileges: true,
     },
-    mounts: [...kernelMounts(options.tmpMiB ?? DEFAULT_TMP_MIB), ...systemMounts(host), volumeMount(options.volumeDir)],
+    mounts: [...kernelMounts(options.tmpMiB ?? DEFAULT_TMP_MIB), ...systemMounts(host), ...resolverMount(options.resolvConf), volumeMount(options.volumeDir)],
     linux: {
-      // No network namespace: players must reach the server on the host's ports.
-      namespaces: [{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }, { type: 'cgroup' }],
+      namespaces: [
+        { type: 'pid' },
+        { type: 'ipc' },
+        { type: 'uts' },
+        { type: 'mount' },
+        { type: 'cgroup' },
+        // Made (veth, addresses, published ports) before the container starts, by network/server-network.ts.
+        ...(options.networkNamespace !== undefined ? [{ type: 'network', path: options.networkNamespace }] : []),
+      ],
       cgroupsPath: options.cgroupsPath,
       resources: resources(limits, host.swapLimit),
       maskedPaths: [...MASKED_PATHS, ...maskedHostPaths(options.hiddenPaths, host.systemDirs)],
@@ -218,6 +229,12 @@ function systemMounts(host: HostLayout): object[] {
     .map((dir) => ({ destination: dir.path, type: 'bind', source: dir.path, options: readOnlyBind }));
   const files = host.extraFiles.map((file) => ({ destination: file, type: 'bind', source: file, options: readOnlyBind }));
   return [...dirs, ...files];
+}
+
+/** After the system binds: over /etc/resolv.conf (or, through its link, the file it names). */
+function resolverMount(resolvConf: string | undefined): object[] {
+  if (resolvConf === undefined) return [];
+  return [{ destination: '/etc/resolv.conf', type: 'bind', source: resolvConf, options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'] }];
 }
 
 function volumeMount(volumeDir: string): object {

@@ -8,7 +8,7 @@
  * `signalRecorded` (process-group.ts), which knows both.
  */
 import type { Writable } from 'node:stream';
-import type { ServerLimits } from '../../daemon.js';
+import type { ServerAllocation, ServerLimits } from '../../daemon.js';
 import type { RecordedGroup } from './process-group.js';
 
 /** What a launcher needs of a server (a SupervisedServer is one). */
@@ -17,6 +17,8 @@ export interface LaunchTarget {
   /** The folder the process runs in; it must exist. */
   readonly volumeDir: string;
   readonly limits?: ServerLimits;
+  /** Published into a confined server's network (SPEC 13), primary first; SERVER_IP/SERVER_PORT either way. */
+  readonly allocations?: readonly ServerAllocation[];
 }
 
 export interface ProcessExit {
@@ -54,6 +56,9 @@ export interface UsageSample {
   readonly memoryBytes: number;
   /** CPU time used so far, in nanoseconds. */
   readonly cpuUsageNs: number;
+  /** Bytes through the server's own network (SPEC 13); absent where it has none (the host's network). */
+  readonly networkRxBytes?: number;
+  readonly networkTxBytes?: number;
 }
 
 export interface ServerLauncher {

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { noop } from './helpers.js';
 import type { LaunchTarget } from './launcher.js';
+import { allocationEnv } from '../network/allocation-env.js';
 
 /**
  * The environment a server process gets: only what a command needs to be found
@@ -33,7 +34,7 @@ export function spawnServerProcess(
     cwd: target.volumeDir,
     detached: true,
     stdio: [stdinFd ?? 'pipe', logFd, logFd],
-    env: serverEnvironment(target.uuid),
+    env: { ...serverEnvironment(target.uuid), ...allocationEnv(target.allocations) },
   });
 }
 

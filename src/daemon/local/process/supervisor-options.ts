@@ -1,4 +1,4 @@
-import type { ServerLimits, ServerState } from '../../daemon.js';
+import type { ServerAllocation, ServerLimits, ServerState } from '../../daemon.js';
 import type { ServerLauncher } from './launcher.js';
 import { noop } from './helpers.js';
 
@@ -18,6 +18,8 @@ export interface SupervisedServer {
   readonly volumeDir: string;
   /** Applied by a confining launcher (SPEC 10); absent = none. */
   readonly limits?: ServerLimits;
+  /** Primary first (SPEC 13); absent = none. */
+  readonly allocations?: readonly ServerAllocation[];
 }
 
 export interface ProcessSupervisorOptions {

@@ -16,6 +16,9 @@ import { cpuAbsolute } from '../container/cgroup-stats.js';
 export interface UsageReading {
   readonly memoryBytes: number;
   readonly cpuUsageNs: number;
+  /** The server's own network's byte counters (SPEC 13); absent = it has none. */
+  readonly networkRxBytes?: number;
+  readonly networkTxBytes?: number;
 }
 
 /** Null when the server's processes are gone (not running, or exited since it was tracked). */
@@ -25,6 +28,9 @@ export interface UsageFigures {
   readonly memoryBytes: number;
   /** Percent of one core (100 = one core busy) between the last two samples; 0 until there are two. */
   readonly cpuAbsolute: number;
+  /** The server's own network's counters (SPEC 13); absent where it has none. */
+  readonly networkRxBytes?: number;
+  readonly networkTxBytes?: number;
 }
 
 export interface UsageSamplerOptions {
@@ -43,6 +49,8 @@ interface TrackedServer {
   sampled: boolean;
   memoryBytes: number;
   cpuAbsolute: number;
+  /** Null where the reader gives no network counters. */
+  network: { rxBytes: number; txBytes: number } | null;
   /** The reading the CPU rate ends at, and the one before it (when `hasEarlier`). */
   cpuNs: number;
   atMs: number;
@@ -84,6 +92,7 @@ export class UsageSampler {
       sampled: false,
       memoryBytes: 0,
       cpuAbsolute: 0,
+      network: null,
       cpuNs: 0,
       atMs: 0,
       hasEarlier: false,
@@ -111,7 +120,10 @@ export class UsageSampler {
   latest(serverUuid: string): UsageFigures | null {
     const server = this.servers.get(serverUuid);
     if (server === undefined || !server.sampled) return null;
-    return { memoryBytes: server.memoryBytes, cpuAbsolute: server.cpuAbsolute };
+    const figures = { memoryBytes: server.memoryBytes, cpuAbsolute: server.cpuAbsolute };
+    return server.network
+      ? { ...figures, networkRxBytes: server.network.rxBytes, networkTxBytes: server.network.txBytes }
+      : figures;
   }
 
   /** Reads the server now (for a request that found no figures yet) and returns what latest() then says. */
@@ -146,9 +158,14 @@ export class UsageSampler {
       server.hasEarlier = false;
       server.memoryBytes = 0;
       server.cpuAbsolute = 0;
+      server.network = null;
       return;
     }
     server.memoryBytes = reading.memoryBytes;
+    server.network =
+      reading.networkRxBytes !== undefined && reading.networkTxBytes !== undefined
+        ? { rxBytes: reading.networkRxBytes, txBytes: reading.networkTxBytes }
+        : null;
     if (server.sampled && at - server.atMs < this.minCpuSpanMs) return;
     if (server.sampled) {
       server.hasEarlier = true;

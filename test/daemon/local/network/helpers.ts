@@ -1,0 +1,156 @@
+/**
+ * What the server-network tests share: a local daemon with containment on
+ * (real runc, real namespaces, the real nftables table), servers whose
+ * startup scripts (python3 from the host's read-only /usr, in their volume)
+ * act as tenants and write what they saw into their volume, random high
+ * ports, and the clean-up that leaves no container, namespace or table.
+ * Needs root, runc, ip and nft: without them the tests fail, saying so.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomInt, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
+import type { DaemonServer, ServerAllocation } from '../../../../src/daemon/daemon.js';
+import { resolveContainment, type ContainerRuntime } from '../../../../src/daemon/local/container/container-runtime.js';
+import { LocalDaemon } from '../../../../src/daemon/local/local-daemon.js';
+import { requireRunc, SERVER_UID } from '../container/helpers.js';
+
+export { SERVER_UID };
+/** This machine's own address (not loopback): what players elsewhere would use. */
+export const HOST_ADDRESS = '192.0.2.2';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+export function onCleanup(cleanup: () => Promise<void> | void): void {
+  cleanups.push(cleanup);
+}
+
+/** A port no test is likely to use at the same time. */
+export function randomPort(): number {
+  return randomInt(30_000, 60_000);
+}
+
+export interface NetworkDaemon {
+  readonly daemon: LocalDaemon;
+  readonly runtime: ContainerRuntime;
+  readonly dataDir: string;
+}
+
+export async function networkDaemon(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-net-'))): Promise<NetworkDaemon> {
+  requireRunc();
+  const runtime = await resolveContainment(
+    { mode: 'on', uid: SERVER_UID, dataDir, runDir: path.join(dataDir, 'run') },
+    { warn: () => undefined },
+  );
+  if (runtime === null) throw new Error('containment was not resolved');
+  const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: runtime });
+  await daemon.start();
+  onCleanup(async () => {
+    await daemon.close();
+    for (const container of await runtime.runc.list())
+      await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
+    // Whatever a test left on purpose (a fake crash) goes with a sweep that owns nothing.
+    await runtime.network.sweep(() => false);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { daemon, runtime, dataDir };
+}
+
+export function server(startup: string, allocations?: ServerAllocation[]): DaemonServer {
+  return { uuid: randomUUID(), startup, stopCommand: null, ...(allocations ? { allocations } : {}) };
+}
+
+/** Puts `files` into the server's volume (readable by the server's uid) before its start. */
+export async function withFiles(daemon: LocalDaemon, target: DaemonServer, files: Record<string, string>): Promise<void> {
+  await daemon.prepareVolume(target);
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(daemon.volumeDir(target.uuid), name);
+    fs.writeFileSync(file, content, { mode: 0o644 });
+    fs.chownSync(file, SERVER_UID, SERVER_UID);
+  }
+}
+
+export async function eventually<T>(
+  check: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A file the server wrote into its volume, once it is there whole (written as .partial, then renamed). */
+export async function volumeFile(daemon: LocalDaemon, target: DaemonServer, name: string, timeoutMs = 15_000): Promise<string> {
+  const file = path.join(daemon.volumeDir(target.uuid), name);
+  return eventually(() => fs.existsSync(file) && fs.readFileSync(file, 'utf8'), timeoutMs, `${name} in the volume`);
+}
+
+/** The server's inside address, from its network record. */
+export function insideAddress(dataDir: string, serverUuid: string): string {
+  const record = JSON.parse(fs.readFileSync(path.join(dataDir, 'run/network', `${serverUuid}.json`), 'utf8')) as {
+    inside: string;
+  };
+  return record.inside;
+}
+
+export function nftTable(tableName: string): string | null {
+  try {
+    return execFileSync('nft', ['list', 'table', 'ip', tableName], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A tenant's listener: TCP and UDP on 0.0.0.0:SERVER_PORT; answers each TCP
+ * connection and UDP datagram with `name`, SERVER_IP, SERVER_PORT and the
+ * peer's address; TCP `sink` reads to EOF and answers the byte count.
+ */
+export const ECHO_TENANT = `
+import os, socket, threading
+port = int(os.environ.get('SERVER_PORT', '0'))
+name = open('name.txt').read().strip()
+def answer(peer):
+    return f"{name} {os.environ.get('SERVER_IP')} {os.environ.get('SERVER_PORT')} {peer}\\n".encode()
+def tcp():
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('0.0.0.0', port)); s.listen(64)
+    while True:
+        c, peer = s.accept()
+        threading.Thread(target=serve, args=(c, peer), daemon=True).start()
+def serve(c, peer):
+    try:
+        first = c.recv(5)
+        if first == b'sink\\n':
+            n = 0
+            while True:
+                b = c.recv(1 << 16)
+                if not b: break
+                n += len(b)
+            c.sendall(f"{n}\\n".encode())
+        elif first == b'ping\\n':
+            f = c.makefile('rb')
+            c.sendall(b'pong\\n')
+            for line in f: c.sendall(b'pong\\n')
+        else:
+            c.sendall(answer(peer[0]))
+    finally:
+        c.close()
+def udp():
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('0.0.0.0', port))
+    while True:
+        data, peer = u.recvfrom(2048); u.sendto(answer(peer[0]), peer)
+threading.Thread(target=udp, daemon=True).start()
+open('ready.partial', 'w').write('ready'); os.rename('ready.partial', 'ready')
+tcp()
+`;
