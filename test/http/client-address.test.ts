@@ -65,6 +65,9 @@ function listening(h: Harness) {
   };
 }
 
+/** Tests that check a password a dozen times or more: scrypt takes ~85 ms alone, far longer on a busy machine. */
+const SCRYPT_HEAVY = { timeout: 120_000 };
+
 const signInBody = (user: string, password: string) => ({ body: { user, password } });
 
 async function sessionIps(h: Harness, userId: number): Promise<(string | null)[]> {
@@ -81,7 +84,7 @@ describeEachDatabase('sign-in from several loopback addresses, no proxy trusted'
   const h = useHarness(database);
   const send = listening(h);
 
-  it('an attacker failing from 127.0.0.2 is throttled there, and the user still signs in from 127.0.0.3', async () => {
+  it('an attacker failing from 127.0.0.2 is throttled there, and the user still signs in from 127.0.0.3', SCRYPT_HEAVY, async () => {
     const { user, password } = await userWithPassword(h);
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await send('127.0.0.2', 'POST', '/auth/login', signInBody(user.username, `guess ${i}`))).status);
@@ -104,7 +107,7 @@ describeEachDatabase('sign-in from several loopback addresses, no proxy trusted'
     expect((await send('127.0.0.3', 'POST', '/auth/login', signInBody(other.user.username, other.password))).status).toBe(200);
   });
 
-  it('ignores X-Forwarded-For when no proxy is trusted: the throttle, the session and the activity entry see the socket address', async () => {
+  it('ignores X-Forwarded-For when no proxy is trusted: the throttle, the session and the activity entry see the socket address', SCRYPT_HEAVY, async () => {
     const { user, password, token } = await userWithPassword(h);
     // Rotating the claimed address buys nothing: the failures all count for 127.0.0.4.
     for (let i = 0; i < 5; i++) {
@@ -170,7 +173,7 @@ describeEachDatabase('X-Forwarded-For with TRUST_PROXY=127.0.0.1', (database) =>
     expect(await activityIps(h, server.id)).toEqual(['198.51.100.24', '198.51.100.25']);
   });
 
-  it('throttles each client behind the proxy apart: one client’s failures do not refuse another', async () => {
+  it('throttles each client behind the proxy apart: one client’s failures do not refuse another', SCRYPT_HEAVY, async () => {
     const { user, password } = await userWithPassword(h);
     for (let i = 0; i < 5; i++) {
       const res = await send('127.0.0.1', 'POST', '/auth/login', { ...signInBody(user.username, 'wrong password'), headers: viaProxy('198.51.100.66') });
@@ -180,7 +183,7 @@ describeEachDatabase('X-Forwarded-For with TRUST_PROXY=127.0.0.1', (database) =>
     expect((await send('127.0.0.1', 'POST', '/auth/login', { ...signInBody(user.username, password), headers: viaProxy('198.51.100.67') })).status).toBe(200);
   });
 
-  it('trusts exactly 127.0.0.1: another loopback address’s X-Forwarded-For is ignored', async () => {
+  it('trusts exactly 127.0.0.1: another loopback address’s X-Forwarded-For is ignored', SCRYPT_HEAVY, async () => {
     const { user, password, token } = await userWithPassword(h);
     for (let i = 0; i < 5; i++) {
       const res = await send('127.0.0.9', 'POST', '/auth/login', { ...signInBody(user.username, 'wrong password'), headers: viaProxy(`203.0.113.${i + 1}`) });
