@@ -218,6 +218,27 @@ describeEachDatabase('network allocations', (database) => {
     ]);
   });
 
+  it("shows the entries in the activity log with Pterodactyl's properties, none of them additional metadata", async () => {
+    const { owner, server, held, free, ip } = await serverWith({ held: 2, free: 1, limit: 3 });
+    await post(owner.token, base(server));
+    await post(owner.token, `${base(server)}/${held[1]!.id}`, { notes: 'rcon' });
+    await post(owner.token, `${base(server)}/${held[1]!.id}/primary`);
+    await del(owner.token, `${base(server)}/${held[0]!.id}`);
+    const res = await get(owner.token, `/api/client/servers/${server.uuid_short}/activity?sort=timestamp`);
+    expect(res.statusCode).toBe(200);
+    const entries = (res.json().data as { attributes: Record<string, unknown> }[]).map((d) => [
+      d.attributes.event,
+      d.attributes.properties,
+      d.attributes.has_additional_metadata,
+    ]);
+    expect(entries).toEqual([
+      ['server:allocation.create', { allocation: `${ip}:${free[0]!.port}` }, false],
+      ['server:allocation.notes', { allocation: `${ip}:${held[1]!.port}`, old: null, new: 'rcon' }, false],
+      ['server:allocation.primary', { allocation: `${ip}:${held[1]!.port}` }, false],
+      ['server:allocation.delete', { allocation: `${ip}:${held[0]!.port}` }, false],
+    ]);
+  });
+
   it('refuses notes over 256 characters or not a string (422), changing nothing', async () => {
     const { owner, server, held } = await serverWith({ held: 1, limit: 1 });
     const url = `${base(server)}/${held[0]!.id}`;
