@@ -208,6 +208,9 @@ describeEachDatabase('network allocations', (database) => {
     expect(set.statusCode, set.body).toBe(200);
     expect(set.json()).toEqual({ object: 'allocation', attributes: { ...attributes(held[1]!, false), notes: 'rcon' } });
     expect((await post(owner.token, url, { notes: 'rcon' })).statusCode).toBe(200);
+    // null clears them as an empty string does (SPEC 1: both are "not given").
+    expect((await post(owner.token, url, { notes: null })).json().attributes.notes).toBeNull();
+    expect((await post(owner.token, url, { notes: 'rcon' })).statusCode).toBe(200);
     const cleared = await post(owner.token, url, { notes: '' });
     expect(cleared.json().attributes.notes).toBeNull();
     expect((await row(held[1]!.id)).notes).toBeNull();
@@ -215,6 +218,29 @@ describeEachDatabase('network allocations', (database) => {
     expect(await events(server)).toEqual([
       { event: 'server:allocation.notes', actor_id: owner.user.id, properties: { allocation: name, old: null, new: 'rcon' } },
       { event: 'server:allocation.notes', actor_id: owner.user.id, properties: { allocation: name, old: 'rcon', new: null } },
+      { event: 'server:allocation.notes', actor_id: owner.user.id, properties: { allocation: name, old: null, new: 'rcon' } },
+      { event: 'server:allocation.notes', actor_id: owner.user.id, properties: { allocation: name, old: 'rcon', new: null } },
+    ]);
+  });
+
+  it("shows the entries in the activity log with Pterodactyl's properties, none of them additional metadata", async () => {
+    const { owner, server, held, free, ip } = await serverWith({ held: 2, free: 1, limit: 3 });
+    await post(owner.token, base(server));
+    await post(owner.token, `${base(server)}/${held[1]!.id}`, { notes: 'rcon' });
+    await post(owner.token, `${base(server)}/${held[1]!.id}/primary`);
+    await del(owner.token, `${base(server)}/${held[0]!.id}`);
+    const res = await get(owner.token, `/api/client/servers/${server.uuid_short}/activity?sort=timestamp`);
+    expect(res.statusCode).toBe(200);
+    const entries = (res.json().data as { attributes: Record<string, unknown> }[]).map((d) => [
+      d.attributes.event,
+      d.attributes.properties,
+      d.attributes.has_additional_metadata,
+    ]);
+    expect(entries).toEqual([
+      ['server:allocation.create', { allocation: `${ip}:${free[0]!.port}` }, false],
+      ['server:allocation.notes', { allocation: `${ip}:${held[1]!.port}`, old: null, new: 'rcon' }, false],
+      ['server:allocation.primary', { allocation: `${ip}:${held[1]!.port}` }, false],
+      ['server:allocation.delete', { allocation: `${ip}:${held[0]!.port}` }, false],
     ]);
   });
 
@@ -225,6 +251,14 @@ describeEachDatabase('network allocations', (database) => {
     expect(long.statusCode).toBe(422);
     expect(long.json().errors[0]).toMatchObject({ code: 'ValidationException', meta: { source_field: 'notes', rule: 'max' } });
     expect((await post(owner.token, url, { notes: 12 })).statusCode).toBe(422);
+    const notJson = await h.request(owner.token, {
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json' },
+      payload: '[1]',
+    });
+    expect(notJson.statusCode).toBe(400);
+    expect(notJson.json().errors[0].code).toBe('BadRequestHttpException');
     expect((await post(owner.token, url, { notes: 'y'.repeat(256) })).statusCode).toBe(200);
     expect(await events(server)).toHaveLength(1);
   });

@@ -33,6 +33,11 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:file.delete': ['files'],
   // SPEC 10: the kernel killed the server's process for using more memory than its limit.
   'server:process.oom': [],
+  // SPEC 13, as Pterodactyl's activity translations name them.
+  'server:allocation.create': ['allocation'],
+  'server:allocation.notes': ['allocation', 'old', 'new'],
+  'server:allocation.primary': ['allocation'],
+  'server:allocation.delete': ['allocation'],
 };
 const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 
