@@ -1,5 +1,6 @@
 import net from 'node:net';
 import os from 'node:os';
+import { SERVER_INTERFACE_PREFIX } from '../../daemon/local/network/address-pool.js';
 import { CliError } from '../command.js';
 import { ANY_ADDRESS } from '../../modules/allocations/allocations.repository.js';
 import type { InitialAllocation } from '../../modules/allocations/allocations.service.js';
@@ -58,10 +59,15 @@ export function parseIpv4(value: string, option: string): string {
   return value;
 }
 
-/** The IPv4 addresses of this machine's interfaces, as the kernel has them now. */
+/**
+ * The IPv4 addresses of this machine's interfaces, as the kernel has them now,
+ * less the host ends of servers' own veth pairs (SPEC 13): those are inside
+ * addresses, never a place players can reach.
+ */
 export function machineAddresses(): string[] {
-  return Object.values(os.networkInterfaces())
-    .flatMap((addresses) => addresses ?? [])
+  return Object.entries(os.networkInterfaces())
+    .filter(([name]) => !name.startsWith(SERVER_INTERFACE_PREFIX))
+    .flatMap(([, addresses]) => addresses ?? [])
     .filter((address) => address.family === 'IPv4')
     .map((address) => address.address);
 }
