@@ -138,9 +138,8 @@ port = int(os.environ.get('SERVER_PORT', '0'))
 name = open('name.txt').read().strip()
 def answer(peer):
     return f"{name} {os.environ.get('SERVER_IP')} {os.environ.get('SERVER_PORT')} {peer}\\n".encode()
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 def tcp():
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(('0.0.0.0', port)); s.listen(64)
     while True:
         c, peer = s.accept()
         threading.Thread(target=serve, args=(c, peer), daemon=True).start()
@@ -164,10 +163,13 @@ def serve(c, peer):
             while c.recv(1024): pass
     finally:
         c.close()
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 def udp():
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('0.0.0.0', port))
     while True:
         data, peer = u.recvfrom(2048); u.sendto(answer(peer[0]), peer)
+# Both bound before 'ready': a test that sees it may connect at once.
+s.bind(('0.0.0.0', port)); s.listen(64)
+u.bind(('0.0.0.0', port))
 threading.Thread(target=udp, daemon=True).start()
 open('ready.partial', 'w').write('ready'); os.rename('ready.partial', 'ready')
 tcp()
