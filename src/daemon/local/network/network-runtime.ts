@@ -19,15 +19,18 @@ export interface NetworkSettings {
   /** SERVER_NETWORK (a CIDR); default DEFAULT_SERVER_NETWORK. */
   readonly serverNetwork?: string;
   readonly log: NetworkLogger;
+  /** Where a program is (tools.ts's findTool); a test passes one that finds nothing. */
+  readonly find?: (name: string) => string | null;
 }
 
 /** The network, or why servers cannot have one here (then containment is unavailable: SPEC 13's fallback). */
 export async function resolveServerNetwork(settings: NetworkSettings): Promise<{ network: ServerNetwork } | { reason: string }> {
   const pool = parseAddressPool(settings.serverNetwork ?? DEFAULT_SERVER_NETWORK);
-  const ip = findTool('ip');
+  const find = settings.find ?? findTool;
+  const ip = find('ip');
   if (ip === null)
     return { reason: 'ip (iproute2) is not installed, which server networks need (Debian and Ubuntu: apt-get install iproute2)' };
-  const nft = findTool('nft');
+  const nft = find('nft');
   if (nft === null)
     return { reason: 'nft is not installed, which server networks need (Debian and Ubuntu: apt-get install nftables)' };
   try {

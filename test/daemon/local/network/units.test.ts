@@ -7,7 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../../src/config.js';
 import { LocalDaemon } from '../../../../src/daemon/local/local-daemon.js';
+import { resolveServerNetwork } from '../../../../src/daemon/local/network/network-runtime.js';
+import { findTool } from '../../../../src/daemon/local/network/tools.js';
 import { candidateSubnets, parseAddressPool, subnetAt } from '../../../../src/daemon/local/network/address-pool.js';
 import { renderFirewallTable } from '../../../../src/daemon/local/network/firewall-table.js';
 import type { NetworkRecord } from '../../../../src/daemon/local/network/network-records.js';
@@ -142,5 +145,26 @@ describe('an unconfined server', () => {
       await daemon.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('where the machine cannot give servers a network', () => {
+  it('says why (no nft, no ip), which makes containment unavailable: auto runs unconfined, on refuses', async () => {
+    const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-net-missing-'));
+    try {
+      const log = { warn: () => undefined, error: () => undefined };
+      const noNft = await resolveServerNetwork({ runDir, log, find: (name) => (name === 'nft' ? null : findTool(name)) });
+      expect(noNft).toEqual({ reason: expect.stringMatching(/nft is not installed.*apt-get install nftables/) as unknown });
+      const noIp = await resolveServerNetwork({ runDir, log, find: () => null });
+      expect(noIp).toEqual({ reason: expect.stringMatching(/ip \(iproute2\) is not installed/) as unknown });
+    } finally {
+      fs.rmSync(runDir, { recursive: true, force: true });
+    }
+  });
+
+  it('SERVER_NETWORK that is not a usable CIDR is a configuration error, said clearly', () => {
+    expect(() => loadConfig({ SERVER_NETWORK: '10.77.0.1/16' })).toThrow(ConfigError);
+    expect(() => loadConfig({ SERVER_NETWORK: 'lan' })).toThrow(/SERVER_NETWORK must be an IPv4 CIDR/);
+    expect(loadConfig({}).serverNetwork).toBe('10.77.0.0/16');
   });
 });
