@@ -18,14 +18,22 @@
  *   with them running, against the same span with none, as a percent of one
  *   core. Target: under 1% in total. Also a figure for one sampling round.
  *
- * Needs root and runc. Leaves nothing behind (its servers are stopped, its
+ * - network (SPEC 13): a server network made and removed alone (namespace,
+ *   veth pair, addresses, the table reloaded), RUNS each, which is what a
+ *   confined start and stop now pay over issue 11's; and a TCP round trip
+ *   (one byte-line echoed, PINGS in a row) and throughput (THROUGHPUT_MB
+ *   sent) to the same Python server, confined behind a published port and
+ *   unconfined on the host's loopback, in the same run. Target: ≥ 90%.
+ *
+ * Needs root, runc, ip and nft. Leaves nothing behind (its servers are stopped, its
  * folder removed), except after a SIGKILL: then `runc --root <dir>/run/runc
  * list` names what to delete.
  *
  *   npm run bench:containment -- [--runs 20] [--containers 50] [--rounds 5]
  */
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,8 +47,12 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '20' },
     containers: { type: 'string', default: '50' },
     rounds: { type: 'string', default: '5' },
+    pings: { type: 'string', default: '2000' },
+    'throughput-mb': { type: 'string', default: '200' },
   },
 });
+const PINGS = Number(values.pings);
+const THROUGHPUT_MB = Number(values['throughput-mb']);
 const RUNS = Number(values.runs);
 const CONTAINERS = Number(values.containers);
 const ROUNDS = Number(values.rounds);
@@ -61,8 +73,101 @@ const unconfined = new LocalDaemon(unconfinedDir, { stopGraceMs: 2_000 });
 await confined.start();
 await unconfined.start();
 
-function newServer(startup: string): DaemonServer {
-  return { uuid: randomUUID(), startup, stopCommand: null, limits: LIMITS };
+function newServer(startup: string, allocations?: DaemonServer['allocations']): DaemonServer {
+  return { uuid: randomUUID(), startup, stopCommand: null, limits: LIMITS, ...(allocations ? { allocations } : {}) };
+}
+
+/** TCP on 0.0.0.0:SERVER_PORT: `ping` lines answered with `pong`, `sink` read to EOF and its byte count answered. */
+const ECHO_PY = `
+import os, socket, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('0.0.0.0', int(os.environ['SERVER_PORT']))); s.listen(8)
+open('ready', 'w').close()
+def serve(c):
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    kind = c.recv(5)
+    if kind == b'sink\\n':
+        n = 0
+        while True:
+            b = c.recv(1 << 20)
+            if not b: break
+            n += len(b)
+        c.sendall(f"{n}\\n".encode())
+    else:
+        f = c.makefile('rb')
+        c.sendall(b'pong\\n')
+        for line in f: c.sendall(b'pong\\n')
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+`;
+
+/** Median round trip (ms) of PINGS one-line exchanges on one connection. */
+async function roundTrips(port: number): Promise<number> {
+  const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const times: number[] = [];
+  let waiting: (() => void) | null = null;
+  let buffered = '';
+  socket.on('data', (chunk) => {
+    buffered += chunk.toString();
+    while (buffered.includes('\n')) {
+      buffered = buffered.slice(buffered.indexOf('\n') + 1);
+      waiting?.();
+    }
+  });
+  for (let i = 0; i <= PINGS; i++) {
+    const start = process.hrtime.bigint();
+    await new Promise<void>((resolve) => {
+      waiting = resolve;
+      socket.write('ping\n');
+    });
+    if (i > 0) times.push(elapsedMs(start));
+  }
+  socket.destroy();
+  return percentile(
+    times.sort((a, b) => a - b),
+    50,
+  );
+}
+
+/** MB/s of THROUGHPUT_MB sent and counted by the server. */
+async function throughput(port: number): Promise<number> {
+  const socket = net.connect({ host: '127.0.0.1', port });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const chunk = Buffer.alloc(1 << 20, 7);
+  const start = process.hrtime.bigint();
+  const answer = new Promise<string>((resolve) => {
+    let text = '';
+    socket.on('data', (data) => (text += data.toString()));
+    socket.on('end', () => resolve(text));
+  });
+  socket.write('sink\n');
+  for (let i = 0; i < THROUGHPUT_MB; i++) {
+    if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve));
+  }
+  socket.end();
+  const counted = Number((await answer).trim());
+  if (counted !== THROUGHPUT_MB * chunk.length) throw new Error(`the server counted ${counted} bytes`);
+  return THROUGHPUT_MB / (elapsedMs(start) / 1000);
+}
+
+/** The echo server started by `daemon` with one allocation on 0.0.0.0; its port once it listens. */
+async function echoServer(daemon: LocalDaemon): Promise<{ server: DaemonServer; port: number }> {
+  const port = randomInt(30_000, 60_000);
+  const server = newServer('exec python3 echo.py', [{ ip: '0.0.0.0', port }]);
+  await daemon.prepareVolume(server);
+  const file = path.join(daemon.volumeDir(server.uuid), 'echo.py');
+  fs.writeFileSync(file, ECHO_PY, { mode: 0o644 });
+  if (runtime) fs.chownSync(file, runtime.uid, runtime.uid);
+  await daemon.power(server, 'start');
+  await until(() => fs.existsSync(path.join(daemon.volumeDir(server.uuid), 'ready')), 'the echo server listens').catch(
+    (err: unknown) => {
+      const log = path.join(daemon === confined ? confinedDir : unconfinedDir, 'logs', `${server.uuid}.log`);
+      throw new Error(`${String(err)}; its console: ${fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '(none)'}`);
+    },
+  );
+  return { server, port };
 }
 
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
@@ -131,8 +236,56 @@ try {
       ],
     ),
   );
-  const median = (samples: number[]) => percentile([...samples].sort((a, b) => a - b), 50);
+  const median = (samples: number[]) =>
+    percentile(
+      [...samples].sort((a, b) => a - b),
+      50,
+    );
   console.log(`\nadded at the median: ${formatMs(median(inContainer.start) - median(inGroup.start))} ms (target ≤ 100 ms)\n`);
+
+  if (!runtime) throw new Error('containment was not resolved');
+  const attachMs: number[] = [];
+  const detachMs: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const uuid = randomUUID();
+    const attach = process.hrtime.bigint();
+    await runtime.network.attach(uuid, [{ ip: '0.0.0.0', port: randomInt(30_000, 60_000) }]);
+    attachMs.push(elapsedMs(attach));
+    const detach = process.hrtime.bigint();
+    await runtime.network.detach(uuid);
+    detachMs.push(elapsedMs(detach));
+  }
+  console.log(`a server network alone (namespace, veth pair, addresses, table), ${RUNS} runs (ms)\n`);
+  console.log(
+    table(['', 'median', 'p95'], [summary('made, with one allocation published', attachMs), summary('removed', detachMs)]),
+  );
+  console.log(
+    `\nconfined start without the network (issue 11's), estimated: ${formatMs(median(inContainer.start) - median(attachMs))} ms at the median; ` +
+      `the network adds ${formatMs(median(attachMs))} ms to a start (target ≤ 150 ms) and ${formatMs(median(detachMs))} ms to a stop\n`,
+  );
+
+  const inside = await echoServer(confined);
+  const onHost = await echoServer(unconfined);
+  const rows: string[][] = [];
+  const rtt = { inside: await roundTrips(inside.port), host: await roundTrips(onHost.port) };
+  const mbps = { inside: await throughput(inside.port), host: await throughput(onHost.port) };
+  rows.push([
+    'round trip, median (ms)',
+    formatMs(rtt.host),
+    formatMs(rtt.inside),
+    `${((rtt.host / rtt.inside) * 100).toFixed(0)}%`,
+  ]);
+  rows.push([
+    'throughput (MB/s)',
+    mbps.host.toFixed(0),
+    mbps.inside.toFixed(0),
+    `${((mbps.inside / mbps.host) * 100).toFixed(0)}%`,
+  ]);
+  console.log(`TCP to the same Python server from 127.0.0.1: ${PINGS} round trips, ${THROUGHPUT_MB} MB sent\n`);
+  console.log(table(['', 'host loopback (unconfined)', 'published port (confined)', 'confined / host'], rows));
+  console.log('');
+  await confined.power(inside.server, 'kill');
+  await unconfined.power(onHost.server, 'kill');
 
   const idle = await serviceCpuPercent();
   const setup = process.hrtime.bigint();
@@ -145,6 +298,10 @@ try {
   const figures = await Promise.all(running.map((server) => confined.resources(server)));
   if (figures.some((figure) => figure.state !== 'running' || figure.memoryBytes <= 0)) throw new Error('a server has no figures');
   const polling = await serviceCpuPercent();
+  // The network's share of a sampling round: each server's two veth counters (sysfs), 100 rounds.
+  const counters = process.hrtime.bigint();
+  for (let i = 0; i < 100; i++) for (const server of running) runtime.network.counters(server.uuid);
+  console.log(`the network counters of ${CONTAINERS} servers: ${formatMs(elapsedMs(counters) / 100)} ms a round`);
   // One round by hand, for its own cost: what the sampler's timer does every 2 s.
   const round = process.hrtime.bigint();
   for (const server of running) await confined.resources(server);
@@ -161,6 +318,8 @@ try {
   await Promise.all(running.map((server) => confined.power(server, 'kill').catch(() => undefined)));
   await confined.close();
   await unconfined.close();
-  if (runtime) for (const container of await runtime.runc.list()) await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
+  if (runtime)
+    for (const container of await runtime.runc.list())
+      await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
   fs.rmSync(root, { recursive: true, force: true });
 }

@@ -19,15 +19,18 @@ export interface NetworkSettings {
   /** SERVER_NETWORK (a CIDR); default DEFAULT_SERVER_NETWORK. */
   readonly serverNetwork?: string;
   readonly log: NetworkLogger;
+  /** Where a program is (tools.ts's findTool); a test passes one that finds nothing. */
+  readonly find?: (name: string) => string | null;
 }
 
 /** The network, or why servers cannot have one here (then containment is unavailable: SPEC 13's fallback). */
 export async function resolveServerNetwork(settings: NetworkSettings): Promise<{ network: ServerNetwork } | { reason: string }> {
   const pool = parseAddressPool(settings.serverNetwork ?? DEFAULT_SERVER_NETWORK);
-  const ip = findTool('ip');
+  const find = settings.find ?? findTool;
+  const ip = find('ip');
   if (ip === null)
     return { reason: 'ip (iproute2) is not installed, which server networks need (Debian and Ubuntu: apt-get install iproute2)' };
-  const nft = findTool('nft');
+  const nft = find('nft');
   if (nft === null)
     return { reason: 'nft is not installed, which server networks need (Debian and Ubuntu: apt-get install nftables)' };
   try {
@@ -55,7 +58,22 @@ export async function resolveServerNetwork(settings: NetworkSettings): Promise<{
   const temp = `${resolvConf}.${process.pid}.tmp`;
   fs.writeFileSync(temp, resolver.text, { mode: 0o644 });
   fs.renameSync(temp, resolvConf);
-  return { network: new ServerNetwork({ runDir: settings.runDir, pool, ip, nft, resolvConf, log: settings.log }) };
+  const uplinkMtu = await defaultRouteMtu(ip);
+  return { network: new ServerNetwork({ runDir: settings.runDir, pool, ip, nft, resolvConf, uplinkMtu, log: settings.log }) };
+}
+
+/** The MTU of the interface the host's default route uses; 1500 (Ethernet's) when there is none. */
+async function defaultRouteMtu(ip: string): Promise<number> {
+  try {
+    const routes = JSON.parse(await runTool(ip, ['-j', 'route', 'show', 'default'])) as { dev?: string; mtu?: number }[];
+    const route = routes.find((r) => r.dev !== undefined);
+    if (route?.mtu) return route.mtu;
+    if (route?.dev && /^[\w.-]+$/.test(route.dev))
+      return Number(fs.readFileSync(`/sys/class/net/${route.dev}/mtu`, 'utf8')) || 1500;
+  } catch {
+    // No default route, or no JSON: Ethernet's.
+  }
+  return 1500;
 }
 
 function readOrEmpty(file: string): string {

@@ -27,6 +27,8 @@ const INSIDE_INTERFACE = 'eth0';
 const CLAIM_ATTEMPTS = 8;
 /** Rebuilds of the table while records keep changing under it (other instances starting servers). */
 const APPLY_ROUNDS = 5;
+const LOCAL_MTU = 65_535;
+const NETNS_DELETE_ATTEMPTS = 5;
 
 export interface NetworkLogger {
   warn(obj: object, msg: string): void;
@@ -41,6 +43,8 @@ export interface ServerNetworkSettings {
   readonly nft: string;
   /** The resolv.conf containers get (written by resolveServerNetwork). */
   readonly resolvConf: string;
+  /** The MTU of the host's default route: what servers' traffic to the world is sized for. */
+  readonly uplinkMtu: number;
   readonly log: NetworkLogger;
 }
 
@@ -113,9 +117,12 @@ export class ServerNetwork {
         ['-n', namespace, '-batch', '-'],
         [
           `addr add ${subnet.inside}/30 dev ${INSIDE_INTERFACE}`,
+          // No IPv6 link-local address either: nothing to reach, and no chatter (solicitations) in the server's counters.
+          `link set ${INSIDE_INTERFACE} addrgenmode none`,
           `link set ${INSIDE_INTERFACE} up`,
           'link set lo up',
-          `route add default via ${subnet.gateway}`,
+          // The world is behind the uplink: its MTU, not the pair's, so nothing the server sends needs splitting on the way out.
+          `route add default via ${subnet.gateway} mtu ${this.settings.uplinkMtu}`,
         ].join('\n'),
       );
       await this.applyTable();
@@ -213,7 +220,8 @@ export class ServerNetwork {
           this.settings.ip,
           ['-batch', '-'],
           [
-            `link add ${subnet.hostInterface} type veth peer name ${INSIDE_INTERFACE} netns ${namespace}`,
+            // Loopback's MTU: the machine's own connections to a published port go as fast as to a host service.
+            `link add ${subnet.hostInterface} mtu ${LOCAL_MTU} type veth peer name ${INSIDE_INTERFACE} mtu ${LOCAL_MTU} netns ${namespace}`,
             // No IPv6 link-local address on the host side: a server has nothing of the host's to reach over IPv6.
             `link set ${subnet.hostInterface} addrgenmode none`,
             `addr add ${subnet.gateway}/30 dev ${subnet.hostInterface}`,
@@ -235,9 +243,17 @@ export class ServerNetwork {
 
   private async deleteNamespace(namespace: string): Promise<void> {
     if (!fs.existsSync(path.join(NETNS_DIR, namespace))) return;
-    await runTool(this.settings.ip, ['netns', 'del', namespace]).catch((err: unknown) => {
-      if (fs.existsSync(path.join(NETNS_DIR, namespace))) throw err;
-    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await runTool(this.settings.ip, ['netns', 'del', namespace]);
+        return;
+      } catch (err) {
+        if (!fs.existsSync(path.join(NETNS_DIR, namespace))) return;
+        // Busy while a process that is ending still holds it: a moment later it is free.
+        if (attempt >= NETNS_DELETE_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
   }
 }
 

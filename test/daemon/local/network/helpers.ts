@@ -8,7 +8,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomInt, randomUUID } from 'node:crypto';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
@@ -59,6 +61,20 @@ export async function networkDaemon(dataDir = fs.mkdtempSync(path.join(os.tmpdir
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   return { daemon, runtime, dataDir };
+}
+
+/** Stops and removes whatever runs on `dataDir` (a crash test's instance left it), as a next start would, then the folder. */
+export async function reapDataDir(dataDir: string): Promise<void> {
+  if (!fs.existsSync(dataDir)) return;
+  const runtime = await resolveContainment(
+    { mode: 'on', uid: SERVER_UID, dataDir, runDir: path.join(dataDir, 'run') },
+    { warn: () => undefined },
+  );
+  if (runtime === null) return;
+  const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: runtime });
+  await daemon.start();
+  await daemon.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
 export function server(startup: string, allocations?: ServerAllocation[]): DaemonServer {
@@ -122,9 +138,8 @@ port = int(os.environ.get('SERVER_PORT', '0'))
 name = open('name.txt').read().strip()
 def answer(peer):
     return f"{name} {os.environ.get('SERVER_IP')} {os.environ.get('SERVER_PORT')} {peer}\\n".encode()
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 def tcp():
-    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(('0.0.0.0', port)); s.listen(64)
     while True:
         c, peer = s.accept()
         threading.Thread(target=serve, args=(c, peer), daemon=True).start()
@@ -144,13 +159,98 @@ def serve(c, peer):
             for line in f: c.sendall(b'pong\\n')
         else:
             c.sendall(answer(peer[0]))
+            # Read to the client's EOF: closing with unread bytes would send a reset instead of the answer.
+            while c.recv(1024): pass
     finally:
         c.close()
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 def udp():
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(('0.0.0.0', port))
     while True:
         data, peer = u.recvfrom(2048); u.sendto(answer(peer[0]), peer)
+# Both bound before 'ready': a test that sees it may connect at once.
+s.bind(('0.0.0.0', port)); s.listen(64)
+u.bind(('0.0.0.0', port))
 threading.Thread(target=udp, daemon=True).start()
 open('ready.partial', 'w').write('ready'); os.rename('ready.partial', 'ready')
 tcp()
 `;
+
+/**
+ * A tenant that tries to connect to each `label host port` line of
+ * targets.txt (TCP, 1.5 s each, all at once; host GATEWAY = its default
+ * gateway, the host side of its own pair) and writes `label ok <answer>`
+ * or `label fail <why>` per line to report.txt; then sleeps.
+ */
+export const PROBE_TENANT = `
+import os, socket, threading
+def gateway():
+    for line in open('/proc/net/route').read().splitlines()[1:]:
+        f = line.split()
+        if f[1] == '00000000': return socket.inet_ntoa(bytes.fromhex(f[2])[::-1])
+targets = [line.split() for line in open('targets.txt').read().splitlines() if line.strip()]
+targets = [[label, gateway() if host == 'GATEWAY' else host, port] for label, host, port in targets]
+results = {}
+def probe(label, host, port):
+    family = socket.AF_INET6 if ':' in host else socket.AF_INET
+    s = socket.socket(family, socket.SOCK_STREAM); s.settimeout(1.5)
+    try:
+        s.connect((host, int(port)))
+        s.sendall(b'hello\\n')
+        answer = s.recv(200).decode(errors='replace').strip().replace(' ', '_')
+        results[label] = 'ok ' + (answer or '-')
+    except Exception as e:
+        results[label] = 'fail ' + type(e).__name__
+    finally:
+        s.close()
+threads = [threading.Thread(target=probe, args=t) for t in targets]
+for t in threads: t.start()
+for t in threads: t.join()
+with open('report.partial', 'w') as f:
+    for label, _, _ in targets: f.write(f"{label} {results[label]}\\n")
+os.rename('report.partial', 'report.txt')
+import time
+while True: time.sleep(60)
+`;
+
+/** report.txt as label → 'ok …' | 'fail …'. */
+export function parseReport(text: string): Map<string, string> {
+  return new Map(
+    text
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [label, ...rest] = line.split(' ');
+        return [label!, rest.join(' ')] as const;
+      }),
+  );
+}
+
+/** Sends `payload` and a newline, half-closes, and resolves with everything the other side answered. */
+export function tcpAsk(host: string, port: number, payload = 'hello', timeoutMs = 3_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    let data = '';
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no answer from ${host}:${port}`)));
+    socket.on('connect', () => socket.end(`${payload}\n`));
+    socket.on('data', (chunk) => (data += chunk.toString()));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}
+
+/** One datagram out, the first one back. */
+export function udpAsk(host: string, port: number, timeoutMs = 3_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = dgram.createSocket('udp4');
+    const timer = setTimeout(() => {
+      socket.close();
+      reject(new Error(`no UDP answer from ${host}:${port}`));
+    }, timeoutMs);
+    socket.on('message', (message) => {
+      clearTimeout(timer);
+      socket.close();
+      resolve(message.toString());
+    });
+    socket.send('hello', port, host);
+  });
+}

@@ -4,14 +4,14 @@
  * own address; SERVER_IP and SERVER_PORT are in its environment; a server
  * with no allocation has no published port; its traffic shows in /resources.
  */
-import dgram from 'node:dgram';
-import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   ECHO_TENANT,
   eventually,
   HOST_ADDRESS,
   insideAddress,
+  tcpAsk,
+  udpAsk,
   networkDaemon,
   nftTable,
   randomPort,
@@ -19,34 +19,6 @@ import {
   volumeFile,
   withFiles,
 } from './helpers.js';
-
-export function tcpAsk(host: string, port: number, payload = 'hello', timeoutMs = 3_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port });
-    let data = '';
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no answer from ${host}:${port}`)));
-    socket.on('connect', () => socket.end(`${payload}\n`));
-    socket.on('data', (chunk) => (data += chunk.toString()));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
-}
-
-export function udpAsk(host: string, port: number, timeoutMs = 3_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = dgram.createSocket('udp4');
-    const timer = setTimeout(() => {
-      socket.close();
-      reject(new Error(`no UDP answer from ${host}:${port}`));
-    }, timeoutMs);
-    socket.on('message', (message) => {
-      clearTimeout(timer);
-      socket.close();
-      resolve(message.toString());
-    });
-    socket.send('hello', port, host);
-  });
-}
 
 describe("a confined server's own network", () => {
   it('publishes its allocation for TCP and UDP from 127.0.0.1 and from the machine address, with SERVER_IP and SERVER_PORT set', async () => {
