@@ -26,8 +26,10 @@ export interface Config {
   readonly restoreMaxEntries: number;
   /** Whether server processes run in containers (SPEC 10): `auto` where the machine allows it. */
   readonly containment: 'auto' | 'on' | 'off';
-  /** The uid and gid confined server processes run as. */
+  /** The uid and gid confined server processes run as when SERVER_UID_RANGE is off (or a server has no uid slot). */
   readonly serverUid: number;
+  /** SERVER_UID_RANGE: each confined server runs as first + its uid slot (SPEC 10); null = all as serverUid. */
+  readonly serverUidRange: { readonly first: number; readonly last: number } | null;
   /** APP_KEY as given (validated), null when unset: src/app-key.ts's loadAppKey then uses the one in DATA_DIR. */
   readonly appKey: string | null;
 }
@@ -87,6 +89,18 @@ function appKey(env: Env): string | null {
   return raw;
 }
 
+/** `FIRST-LAST` (inclusive, never 0) or `off`. */
+function uidRange(env: Env): Config['serverUidRange'] {
+  const raw = env.SERVER_UID_RANGE?.trim() || '200000-299999';
+  if (raw.toLowerCase() === 'off') return null;
+  const match = /^(\d+)-(\d+)$/.exec(raw);
+  const first = Number(match?.[1]);
+  const last = Number(match?.[2]);
+  if (!match || first < 1 || last < first || last > 2_147_483_646)
+    throw new ConfigError(`SERVER_UID_RANGE must be FIRST-LAST (uids from 1 to 2147483646, FIRST ≤ LAST) or "off", got "${raw}"`);
+  return { first, last };
+}
+
 function containmentMode(env: Env): Config['containment'] {
   const raw = env.CONTAINMENT?.trim().toLowerCase() || 'auto';
   if (raw !== 'auto' && raw !== 'on' && raw !== 'off') throw new ConfigError(`CONTAINMENT must be "auto", "on" or "off", got "${env.CONTAINMENT}"`);
@@ -123,6 +137,7 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     containment: containmentMode(env),
     // Never 0: a confined process must not be root.
     serverUid: integer(env, 'SERVER_UID', 988, 1, 2_147_483_646),
+    serverUidRange: uidRange(env),
     appKey: appKey(env),
   });
 }

@@ -10,6 +10,7 @@ import { changeGenerationsMigration } from './migrations/004_change_generations.
 import { fileOperationsMigration } from './migrations/005_file_operations.js';
 import { serverLimitsMigration } from './migrations/006_server_limits.js';
 import { passwordsSessionsMigration } from './migrations/007_passwords_sessions.js';
+import { serverUidInodesMigration } from './migrations/009_server_uid_inodes.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -21,6 +22,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '005_file_operations': fileOperationsMigration(handle.dialect),
     '006_server_limits': serverLimitsMigration(handle.dialect),
     '007_passwords_sessions': passwordsSessionsMigration(handle.dialect),
+    '009_server_uid_inodes': serverUidInodesMigration(handle.dialect),
   };
 }
 

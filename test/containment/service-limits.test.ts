@@ -25,7 +25,6 @@ import {
   readKeyed,
   readLog,
   resources,
-  SERVER_UID,
   sleep,
   useService,
   waitFor,
@@ -213,7 +212,7 @@ describe('limits of a confined server', () => {
     await power(handle, server, 'stop');
     await waitState(handle, server, 'offline', 15_000);
     expect(await containerLeftovers(handle, server)).toEqual([]);
-    expect(hostProcesses().filter((proc) => proc.uid === SERVER_UID && proc.cmdline === 'sleep 60')).toEqual([]);
+    expect(hostProcesses().filter((proc) => proc.uid === server.uid && proc.cmdline === 'sleep 60')).toEqual([]);
   }, 60_000);
 });
 

@@ -21,6 +21,7 @@ const LIMIT_FLAGS = {
   disk: { max: 2_147_483_647, unit: 'MiB' },
   // Linux's pid_max ceiling: no cgroup can hold more.
   pids: { max: 4_194_304, unit: 'processes' },
+  inodes: { max: 2_147_483_647, unit: 'files, folders and links' },
 } as const;
 
 function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
@@ -31,8 +32,11 @@ function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
   return Number(value);
 }
 
-/** --memory, --cpu and --disk default to 0 (unlimited); --pids to null, the daemon's default (512 when confined). */
-export function parseLimits(options: { memory?: string; cpu?: string; disk?: string; pids?: string }): ServerLimits {
+/**
+ * --memory, --cpu and --disk default to 0 (unlimited); --pids to null, the daemon's default (512 when
+ * confined); --inodes to null, 1 per 4 KiB of the disk limit (SPEC 10).
+ */
+export function parseLimits(options: { memory?: string; cpu?: string; disk?: string; pids?: string; inodes?: string }): ServerLimits {
   const orZero = (flag: 'memory' | 'cpu' | 'disk') => {
     const value = options[flag];
     return value === undefined ? 0 : parseLimitFlag(flag, value);
@@ -42,6 +46,7 @@ export function parseLimits(options: { memory?: string; cpu?: string; disk?: str
     cpuPercent: orZero('cpu'),
     diskMiB: orZero('disk'),
     pids: options.pids === undefined ? null : parseLimitFlag('pids', options.pids),
+    ...(options.inodes === undefined ? {} : { inodes: parseLimitFlag('inodes', options.inodes) }),
   };
 }
 
@@ -55,15 +60,15 @@ function checkStopCommand(line: string | undefined): void {
 
 /**
  * `server:create --owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N]
- * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]` (CONTRACT.md). Without --startup the
+ * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N] [--inodes N]` (CONTRACT.md). Without --startup the
  * server has a volume but no process. Limits are Pterodactyl's units (cpu 100 = one core),
  * 0 = unlimited; without --pids the daemon chooses (512 when confined).
  */
 export const command: CliCommand = {
   name: 'server:create',
   usage:
-    '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]',
-  valueOptions: ['owner', 'name', 'startup', 'stop-command', 'backup-limit', 'memory', 'cpu', 'disk', 'pids'],
+    '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N] [--inodes N]',
+  valueOptions: ['owner', 'name', 'startup', 'stop-command', 'backup-limit', 'memory', 'cpu', 'disk', 'pids', 'inodes'],
   async run(ctx, options) {
     const ownerReference = requireOption(options, 'owner');
     const name = requireOption(options, 'name');
@@ -77,6 +82,7 @@ export const command: CliCommand = {
       cpu: optionalOption(options, 'cpu'),
       disk: optionalOption(options, 'disk'),
       pids: optionalOption(options, 'pids'),
+      inodes: optionalOption(options, 'inodes'),
     });
 
     const db = ctx.database.db;

@@ -21,7 +21,7 @@ import { ConsoleTails } from './process/console-tail.js';
 import { discardFolder, settleRestoreFolder } from './restore/recover-restore.js';
 import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
 import { ContainerLauncher } from './container/container-launcher.js';
-import type { ContainerRuntime } from './container/container-runtime.js';
+import { serverUid, UidRangeExhaustedError, type ContainerRuntime } from './container/container-runtime.js';
 import { silentLogger } from './process/supervisor-options.js';
 import { UsageSampler } from './resources/usage-sampler.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
@@ -107,13 +107,26 @@ export class LocalDaemon implements Daemon {
   }
 
   private supervised(server: DaemonServer) {
+    const uid = this.serverUid(server);
     return {
       uuid: server.uuid,
       startup: server.startup,
       stopCommand: server.stopCommand,
       volumeDir: this.volumeDir(server.uuid),
       ...(server.limits ? { limits: server.limits } : {}),
+      ...(uid !== undefined ? { uid } : {}),
     };
+  }
+
+  /** The uid (and gid) the server runs as when confined: its own from SERVER_UID_RANGE (SPEC 10); undefined unconfined. */
+  private serverUid(server: DaemonServer): number | undefined {
+    if (!this.containers) return undefined;
+    try {
+      return serverUid(this.containers, server.uidSlot);
+    } catch (err) {
+      if (err instanceof UidRangeExhaustedError) throw new DaemonError(err.message);
+      throw err;
+    }
   }
 
   async prepareVolume(server: DaemonServer): Promise<void> {
@@ -121,15 +134,16 @@ export class LocalDaemon implements Daemon {
     await fs.mkdir(this.paths.volumes, { recursive: true, mode: PRIVATE_DIR_MODE });
     const volume = this.volumeDir(server.uuid);
     await fs.mkdir(volume, { recursive: true });
-    // A confined server runs as SERVER_UID and must own its files; a volume from before containment is given to it whole.
-    if (this.containers && !ownedBy(volume, this.containers.uid)) {
-      await chownTree(volume, this.containers.uid, this.containers.uid);
-    }
+    // A confined server must own its files: a volume from before containment, or of the shared
+    // SERVER_UID before per-server uids, is given to its uid whole (the root last: see chownTree).
+    const uid = this.serverUid(server);
+    if (uid !== undefined && !ownedBy(volume, uid)) await chownTree(volume, uid, uid);
   }
 
-  /** Who restored files belong to: the confined servers' uid, or the service's user. */
-  private volumeOwner(): { uid: number; gid: number } | undefined {
-    return this.containers ? { uid: this.containers.uid, gid: this.containers.uid } : undefined;
+  /** Who restored files belong to: the confined server's uid, or the service's user. */
+  private volumeOwner(server: DaemonServer): { uid: number; gid: number } | undefined {
+    const uid = this.serverUid(server);
+    return uid === undefined ? undefined : { uid, gid: uid };
   }
 
   /** Told when the kernel killed a server for using more memory than its limit (SPEC 10). */
@@ -302,7 +316,7 @@ export class LocalDaemon implements Daemon {
           ...(maxBytes !== undefined ? { maxBytes } : {}),
         },
         ...(options.restoreId !== undefined ? { folder: this.restoreFolder(options.restoreId) } : {}),
-        ...(this.volumeOwner() ? { owner: this.volumeOwner() } : {}),
+        ...(this.volumeOwner(server) ? { owner: this.volumeOwner(server) } : {}),
       });
     } finally {
       // The volume changed (or may have, if the move failed halfway): a kept figure would be stale.

@@ -17,6 +17,8 @@ export interface LaunchTarget {
   /** The folder the process runs in; it must exist. */
   readonly volumeDir: string;
   readonly limits?: ServerLimits;
+  /** The uid and gid a confined server runs as (its own, SPEC 10); absent = SERVER_UID. */
+  readonly uid?: number;
 }
 
 export interface ProcessExit {

@@ -18,6 +18,8 @@ export interface SupervisedServer {
   readonly volumeDir: string;
   /** Applied by a confining launcher (SPEC 10); absent = none. */
   readonly limits?: ServerLimits;
+  /** The uid and gid a confining launcher runs it as (its own, SPEC 10); absent = SERVER_UID. */
+  readonly uid?: number;
 }
 
 export interface ProcessSupervisorOptions {
