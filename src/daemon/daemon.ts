@@ -126,6 +126,11 @@ export interface Daemon {
   /** Told when the kernel killed a server this daemon runs for using more memory than its limit (SPEC 10). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void;
   /**
+   * Told when a running server was stopped for passing its disk or inode
+   * limit (SPEC 10); its console log says `server stopped: disk limit exceeded`.
+   */
+  onDiskLimit(listener: (serverUuid: string) => void): () => void;
+  /**
    * Follows the server's console output from now on (SPEC 11): `onLine` gets
    * each new line (without its newline, cut at a bounded length). One reader
    * per server however many watch; the returned function stops this watch.

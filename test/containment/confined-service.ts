@@ -55,6 +55,7 @@ export interface Limits {
   cpu?: number;
   disk?: number;
   pids?: number;
+  inodes?: number;
 }
 
 export function newDataDir(): string {

@@ -33,6 +33,8 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:file.delete': ['files'],
   // SPEC 10: the kernel killed the server's process for using more memory than its limit.
   'server:process.oom': [],
+  // SPEC 10: the daemon stopped the server for passing its disk or inode limit while running.
+  'server:process.disk-limit': [],
 };
 const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 
