@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -30,6 +30,8 @@ import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 
 export { resolveInsideVolume } from './volume/delete-paths.js';
+
+const lstatOrNullSync = (file: string) => lstatSync(file, { throwIfNoEntry: false }) ?? null;
 
 /** A confined server's volume folder: its own uid's only (SPEC 10). */
 const VOLUME_MODE = 0o700;
@@ -138,9 +140,21 @@ export class LocalDaemon implements Daemon {
     };
   }
 
-  /** The uid (and gid) the server runs as when confined: its own from SERVER_UID_RANGE (SPEC 10); undefined unconfined. */
+  /**
+   * The uid (and gid) the server runs as when confined: its own from
+   * SERVER_UID_RANGE (SPEC 10); undefined unconfined. A caller that does not
+   * know the server's slot (a DaemonServer built from a partial row) gets
+   * the uid its volume was given, when that lies in the range: never the
+   * shared SERVER_UID, which would take the volume back from the server's uid.
+   */
   private serverUid(server: DaemonServer): number | undefined {
     if (!this.containers) return undefined;
+    const range = this.containers.uidRange;
+    if (range !== null && (server.uidSlot === undefined || server.uidSlot === null)) {
+      // Only the daemon (root) gives a volume's root away: a server's own process cannot chown it to another uid.
+      const owner = lstatOrNullSync(this.volumeDir(server.uuid))?.uid;
+      if (owner !== undefined && owner >= range.first && owner <= range.last) return owner;
+    }
     try {
       return serverUid(this.containers, server.uidSlot);
     } catch (err) {

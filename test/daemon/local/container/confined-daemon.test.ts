@@ -294,6 +294,21 @@ describe('a uid of its own per server (SERVER_UID_RANGE)', () => {
     await daemon.power(target, 'kill');
   });
 
+  it("a server given without its slot (a partial row) keeps the uid its volume was given, never the shared SERVER_UID", async () => {
+    const { daemon } = await confinedDaemon(undefined, range);
+    const target = withSlot(4, 'id -u > uid.txt; exec sleep 1000');
+    await daemon.power(target, 'start');
+    await daemon.power(target, 'kill');
+    const { uidSlot: _slot, ...partial } = target;
+    const volume = daemon.volumeDir(target.uuid);
+    fs.rmSync(path.join(volume, 'uid.txt'));
+    await daemon.power(partial, 'start');
+    await eventually(() => fs.existsSync(path.join(volume, 'uid.txt')), 5_000, 'the probe wrote its uid');
+    expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(first + 4));
+    expect(fs.statSync(volume).uid).toBe(first + 4);
+    await daemon.power(partial, 'kill');
+  });
+
   it('refuses to start a server whose slot lies past the range, saying so', async () => {
     const { daemon } = await confinedDaemon(undefined, range);
     await expect(daemon.power(withSlot(10, 'exec sleep 1000'), 'start')).rejects.toThrow(/past SERVER_UID_RANGE/);
