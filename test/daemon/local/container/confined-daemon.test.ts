@@ -51,6 +51,11 @@ function server(startup: string | null, limits?: DaemonServer['limits']): Daemon
   return { uuid: randomUUID(), startup, stopCommand: null, ...(limits ? { limits } : {}) };
 }
 
+/** Whether the file holds a whole line: a shell's `>` creates it before the command writes. */
+function written(file: string): boolean {
+  return fs.existsSync(file) && fs.readFileSync(file, 'utf8').endsWith('\n');
+}
+
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -95,7 +100,7 @@ describe('the local daemon with containment on', () => {
     await daemon.power(target, 'start');
     const volume = daemon.volumeDir(target.uuid);
     expect(fs.statSync(volume).uid).toBe(SERVER_UID);
-    await eventually(() => fs.existsSync(path.join(volume, 'cwd.txt')), 5_000, 'the probe wrote its files');
+    await eventually(() => written(path.join(volume, 'cwd.txt')), 5_000, 'the probe wrote its files');
     expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(SERVER_UID));
     expect(fs.readFileSync(path.join(volume, 'cwd.txt'), 'utf8').trim()).toBe('/home/container');
     const pidFile = JSON.parse(fs.readFileSync(path.join(daemon.paths.run, `${target.uuid}.pid`), 'utf8')) as { container: string };
@@ -258,7 +263,7 @@ describe('a uid of its own per server (SERVER_UID_RANGE)', () => {
       [two, first + 3],
     ] as const) {
       const volume = daemon.volumeDir(target.uuid);
-      await eventually(() => fs.existsSync(path.join(volume, 'gid.txt')), 5_000, 'the probe wrote its uid');
+      await eventually(() => written(path.join(volume, 'gid.txt')), 5_000, 'the probe wrote its uid');
       expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(uid));
       expect(fs.readFileSync(path.join(volume, 'gid.txt'), 'utf8').trim()).toBe(String(uid));
       expect(fs.statSync(volume).uid).toBe(uid);
@@ -303,7 +308,7 @@ describe('a uid of its own per server (SERVER_UID_RANGE)', () => {
     const volume = daemon.volumeDir(target.uuid);
     fs.rmSync(path.join(volume, 'uid.txt'));
     await daemon.power(partial, 'start');
-    await eventually(() => fs.existsSync(path.join(volume, 'uid.txt')), 5_000, 'the probe wrote its uid');
+    await eventually(() => written(path.join(volume, 'uid.txt')), 5_000, 'the probe wrote its uid');
     expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(first + 4));
     expect(fs.statSync(volume).uid).toBe(first + 4);
     await daemon.power(partial, 'kill');

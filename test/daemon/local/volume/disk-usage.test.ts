@@ -139,7 +139,7 @@ describe('measureDiskUsage', () => {
     expect(await measureDiskUsage(volume)).toEqual(du(volume));
   });
 
-  it('skips entries that vanish mid-walk: a tree removed while it is measured is never an error', async () => {
+  it('skips entries that vanish mid-walk: a tree removed while it is measured is never an error', { timeout: 120_000 }, async () => {
     for (let d = 0; d < 60; d++) {
       for (let f = 0; f < 40; f++) write(`tree/d${d}/sub/f${f}.bin`, 100);
     }
