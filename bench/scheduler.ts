@@ -81,6 +81,9 @@ class StandInDaemon implements Daemon {
   onOutOfMemory(): () => void {
     return () => {};
   }
+  onDiskLimit(): () => void {
+    return () => {};
+  }
   watchConsole(): () => void {
     return () => {};
   }

@@ -28,7 +28,7 @@ export interface Config {
   readonly restoreMaxEntries: number;
   /** Whether server processes run in containers (SPEC 10): `auto` where the machine allows it. */
   readonly containment: 'auto' | 'on' | 'off';
-  /** The uid and gid confined server processes run as. */
+  /** The uid and gid confined server processes run as when SERVER_UID_RANGE is off (or a server has no uid slot). */
   readonly serverUid: number;
   /** What a graceful shutdown does to running servers (SPEC 14): `keep` leaves confined ones to their monitors for the next start to adopt. */
   readonly serversOnShutdown: 'keep' | 'stop';
@@ -41,6 +41,8 @@ export interface Config {
   };
   /** SERVER_NETWORK: confined servers' inside addresses (SPEC 13), an IPv4 CIDR. */
   readonly serverNetwork: string;
+  /** SERVER_UID_RANGE: each confined server runs as first + its uid slot (SPEC 10); null = all as serverUid. */
+  readonly serverUidRange: { readonly first: number; readonly last: number } | null;
   /** APP_KEY as given (validated), null when unset: src/app-key.ts's loadAppKey then uses the one in DATA_DIR. */
   readonly appKey: string | null;
 }
@@ -112,6 +114,18 @@ function trustedProxies(env: Env): false | string[] {
   return entries;
 }
 
+/** `FIRST-LAST` (inclusive, never 0) or `off`. */
+function uidRange(env: Env): Config['serverUidRange'] {
+  const raw = env.SERVER_UID_RANGE?.trim() || '200000-299999';
+  if (raw.toLowerCase() === 'off') return null;
+  const match = /^(\d+)-(\d+)$/.exec(raw);
+  const first = Number(match?.[1]);
+  const last = Number(match?.[2]);
+  if (!match || first < 1 || last < first || last > 2_147_483_646)
+    throw new ConfigError(`SERVER_UID_RANGE must be FIRST-LAST (uids from 1 to 2147483646, FIRST ≤ LAST) or "off", got "${raw}"`);
+  return { first, last };
+}
+
 function containmentMode(env: Env): Config['containment'] {
   const raw = env.CONTAINMENT?.trim().toLowerCase() || 'auto';
   if (raw !== 'auto' && raw !== 'on' && raw !== 'off') throw new ConfigError(`CONTAINMENT must be "auto", "on" or "off", got "${env.CONTAINMENT}"`);
@@ -158,6 +172,7 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     // Never 0: a confined process must not be root.
     serverUid: integer(env, 'SERVER_UID', 988, 1, 2_147_483_646),
     serverNetwork: serverNetwork(env),
+    serverUidRange: uidRange(env),
     appKey: appKey(env),
     serversOnShutdown: serversOnShutdown(env),
     // Wings' defaults: `throttles.lines` 2000 per `line_reset_interval` 100 ms, `maximum_trigger_count` 5, `decay_interval` 10 s.

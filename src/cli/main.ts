@@ -200,6 +200,7 @@ async function runService(command: ServiceCommand, options: CliOptions, opts: Ru
       {
         mode: config.containment,
         uid: config.serverUid,
+        uidRange: config.serverUidRange,
         dataDir: config.dataDir,
         runDir: localDaemonPaths(config.dataDir).run,
         hiddenPaths: [path.join(process.cwd(), '.env')],
@@ -213,7 +214,7 @@ async function runService(command: ServiceCommand, options: CliOptions, opts: Ru
     throw err;
   }
   logger.info(
-    { containment: containers ? 'on' : 'off', ...(containers ? { serverUid: containers.uid } : {}) },
+    { containment: containers ? 'on' : 'off', ...(containers ? { serverUid: containers.uid, serverUidRange: containers.uidRange } : {}) },
     containers ? 'server processes run in containers' : 'server processes run unconfined',
   );
   const daemon = new LocalDaemon(config.dataDir, {

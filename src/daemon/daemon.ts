@@ -14,6 +14,8 @@ export interface ServerLimits {
   readonly diskMiB: number;
   /** Processes and threads; null = the daemon's default (512 when confined). */
   readonly pids: number | null;
+  /** Files, folders and links in the volume; null or absent = 1 per 4 KiB of diskMiB; 0 = unlimited. */
+  readonly inodes?: number | null;
 }
 
 export const NO_LIMITS: ServerLimits = Object.freeze({ memoryMiB: 0, cpuPercent: 0, diskMiB: 0, pids: null });
@@ -39,6 +41,12 @@ export interface DaemonServer {
    * Absent or empty = no published port.
    */
   readonly allocations?: readonly ServerAllocation[];
+  /**
+   * Which uid of SERVER_UID_RANGE the server runs as when confined (first +
+   * slot; servers.uid_slot, unique): no two servers share a uid (SPEC 10).
+   * Absent or null = SERVER_UID, shared.
+   */
+  readonly uidSlot?: number | null;
 }
 
 /** What `GET /resources` reports (SPEC 10): measured, not made up; 0 where the machine cannot tell. */
@@ -117,6 +125,11 @@ export interface Daemon {
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void;
   /** Told when the kernel killed a server this daemon runs for using more memory than its limit (SPEC 10). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void;
+  /**
+   * Told when a running server was stopped for passing its disk or inode
+   * limit (SPEC 10); its console log says `server stopped: disk limit exceeded`.
+   */
+  onDiskLimit(listener: (serverUuid: string) => void): () => void;
   /**
    * Follows the server's console output from now on (SPEC 11): `onLine` gets
    * each new line (without its newline, cut at a bounded length). One reader

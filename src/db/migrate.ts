@@ -11,6 +11,7 @@ import { fileOperationsMigration } from './migrations/005_file_operations.js';
 import { serverLimitsMigration } from './migrations/006_server_limits.js';
 import { passwordsSessionsMigration } from './migrations/007_passwords_sessions.js';
 import { allocationsMigration } from './migrations/008_allocations.js';
+import { serverUidInodesMigration } from './migrations/009_server_uid_inodes.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -23,6 +24,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '006_server_limits': serverLimitsMigration(handle.dialect),
     '007_passwords_sessions': passwordsSessionsMigration(handle.dialect),
     '008_allocations': allocationsMigration(handle.dialect),
+    '009_server_uid_inodes': serverUidInodesMigration(handle.dialect),
   };
 }
 

@@ -61,6 +61,12 @@ export interface ServerTable {
   cpu_percent: Generated<number>;
   disk_mib: Generated<number>;
   pids: ColumnType<number | null, number | null | undefined, number | null>;
+  /**
+   * Migration 009: the server's uid is SERVER_UID_RANGE's first + uid_slot
+   * (unique; assigned at creation). inodes: null = 1 per 4 KiB of disk_mib, 0 = unlimited.
+   */
+  uid_slot: ColumnType<number | null, number | null | undefined, number | null>;
+  inodes: ColumnType<number | null, number | null | undefined, number | null>;
   /** Migration 008 (SPEC 13): the primary allocation (SERVER_IP/SERVER_PORT), and how many allocations its users may hold. */
   allocation_id: ColumnType<number | null, number | null | undefined, number | null>;
   allocation_limit: Generated<number>;

@@ -9,10 +9,12 @@
  * that cannot confine).
  */
 import { execFile, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import Sqlite from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { readCgroupHierarchy } from '../../src/daemon/local/container/cgroup-hierarchy.js';
 import { containerId, defaultCgroupsPath } from '../../src/daemon/local/container/container-spec.js';
@@ -26,6 +28,7 @@ const run = promisify(execFile);
 const BIN = path.join(ROOT, 'bin/quetzal.js');
 /** The user the first start creates (CONTRACT.md, "First start"), owner of the initial key. */
 export const BOOTSTRAP_USER = 'admin';
+/** SERVER_UID: the shared uid of servers without a slot (none here), and the one a volume had before per-server uids. */
 export const SERVER_UID = 988;
 /** Put in the service's environment: no confined process may see it. */
 export const ENV_CANARY = 'QUETZAL_CONTAINMENT_CANARY';
@@ -42,6 +45,8 @@ export interface ServiceHandle {
 export interface TestServer {
   readonly uuid: string;
   readonly identifier: string;
+  /** The uid (and gid) it runs as: its service's SERVER_UID_RANGE first + its uid slot. */
+  readonly uid: number;
   readonly volumeDir: string;
   readonly logFile: string;
 }
@@ -51,15 +56,27 @@ export interface Limits {
   cpu?: number;
   disk?: number;
   pids?: number;
+  inodes?: number;
 }
 
 export function newDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-containment-'));
 }
 
+/**
+ * A SERVER_UID_RANGE of 1,000 uids of its own for each service the tests
+ * start: uids are the machine's, and per-uid kernel limits (inotify
+ * instances) must not be shared with another test running at the same time.
+ */
+function testUidRange(): string {
+  const first = 300_000 + randomInt(0, 1_000) * 1_000;
+  return `${first}-${first + 999}`;
+}
+
 /** The environment a process manager would give the service: none of the test runner's variables. */
 export function serviceEnv(dataDir: string, port: number, extra: Record<string, string> = {}): Record<string, string> {
   return {
+    SERVER_UID_RANGE: testUidRange(),
     PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
     HOME: process.env.HOME ?? os.homedir(),
     DATA_DIR: dataDir,
@@ -203,11 +220,25 @@ export async function createServer(
   const server = {
     uuid,
     identifier: String(created.identifier),
+    uid: serverUid(handle, uuid),
     volumeDir: path.join(handle.dataDir, 'volumes', uuid),
     logFile: path.join(handle.dataDir, 'logs', `${uuid}.log`),
   };
   for (const [name, content] of Object.entries(options.files ?? {})) fs.writeFileSync(path.join(server.volumeDir, name), content);
   return server;
+}
+
+/** The uid a server of this service runs as: SERVER_UID_RANGE's first + its row's uid_slot. */
+export function serverUid(handle: ServiceHandle, uuid: string): number {
+  const first = Number(/^(\d+)-/.exec(handle.env.SERVER_UID_RANGE ?? '')?.[1]);
+  const db = new Sqlite(path.join(handle.dataDir, 'quetzal.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const row = db.prepare('select uid_slot from servers where uuid = ?').get(uuid) as { uid_slot: number } | undefined;
+    if (!row || !Number.isSafeInteger(first)) throw new Error(`no uid slot for server ${uuid}`);
+    return first + row.uid_slot;
+  } finally {
+    db.close();
+  }
 }
 
 export interface ApiResponse {

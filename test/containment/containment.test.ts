@@ -2,7 +2,7 @@
  * SPEC 10 through a real service (issue 11): with CONTAINMENT=on a server's
  * process sees nothing of DATA_DIR (database, keys, other volumes, backups,
  * logs), nothing of the service's processes or environment, runs as
- * SERVER_UID, can write only its volume and its own /tmp, and still talks
+ * a uid of its own (SERVER_UID_RANGE), can write only its volume and its own /tmp, and still talks
  * through the console. Needs root and runc: without them the service refuses
  * to start and these tests fail with its reason.
  */
@@ -163,9 +163,10 @@ describe('containment through a real service', () => {
     expect(pids.length).toBeLessThanOrEqual(4);
     expect(pids).not.toContain(handle.service.proc.pid);
 
-    expect(report.get('uid')).toBe(String(SERVER_UID));
-    expect(report.get('gid')).toBe(String(SERVER_UID));
-    expect(report.get('groups')).toBe(String(SERVER_UID));
+    expect(report.get('uid')).toBe(String(probe.uid));
+    expect(report.get('gid')).toBe(String(probe.uid));
+    expect(report.get('groups')).toBe(String(probe.uid));
+    expect(probe.uid).not.toBe(SERVER_UID);
     expect(report.get('cwd')).toBe('/home/container');
     expect(report.get('home')).toBe('container');
 
@@ -190,7 +191,7 @@ describe('containment through a real service', () => {
       const res = await api(handle, 'POST', `/api/client/servers/${server.identifier}/command`, { command: line });
       expect(res.status, JSON.stringify(res.body)).toBe(204);
       await waitFor(
-        () => readLog(server).includes(`got: ${line} as ${SERVER_UID}\n`),
+        () => readLog(server).includes(`got: ${line} as ${server.uid}\n`),
         () => `the echo of "${line}":\n${readLog(server)}`,
       );
     }

@@ -27,6 +27,7 @@ const LIMIT_FLAGS = {
   disk: { max: 2_147_483_647, unit: 'MiB' },
   // Linux's pid_max ceiling: no cgroup can hold more.
   pids: { max: 4_194_304, unit: 'processes' },
+  inodes: { max: 2_147_483_647, unit: 'files, folders and links' },
 } as const;
 
 function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
@@ -37,8 +38,11 @@ function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
   return Number(value);
 }
 
-/** --memory, --cpu and --disk default to 0 (unlimited); --pids to null, the daemon's default (512 when confined). */
-export function parseLimits(options: { memory?: string; cpu?: string; disk?: string; pids?: string }): ServerLimits {
+/**
+ * --memory, --cpu and --disk default to 0 (unlimited); --pids to null, the daemon's default (512 when
+ * confined); --inodes to null, 1 per 4 KiB of the disk limit (SPEC 10).
+ */
+export function parseLimits(options: { memory?: string; cpu?: string; disk?: string; pids?: string; inodes?: string }): ServerLimits {
   const orZero = (flag: 'memory' | 'cpu' | 'disk') => {
     const value = options[flag];
     return value === undefined ? 0 : parseLimitFlag(flag, value);
@@ -48,6 +52,7 @@ export function parseLimits(options: { memory?: string; cpu?: string; disk?: str
     cpuPercent: orZero('cpu'),
     diskMiB: orZero('disk'),
     pids: options.pids === undefined ? null : parseLimitFlag('pids', options.pids),
+    ...(options.inodes === undefined ? {} : { inodes: parseLimitFlag('inodes', options.inodes) }),
   };
 }
 
@@ -66,7 +71,7 @@ function asCliError(err: unknown): never {
 
 /**
  * `server:create --owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N]
- * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]` (CONTRACT.md). Without --startup the
+ * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N] [--inodes N]` (CONTRACT.md). Without --startup the
  * server has a volume but no process. Limits are Pterodactyl's units (cpu 100 = one core),
  * 0 = unlimited; without --pids the daemon chooses (512 when confined).
  * `--allocation IP:PORT|auto` (SPEC 13): its primary allocation; auto (the default) takes the first free
@@ -76,7 +81,7 @@ export const command: CliCommand = {
   name: 'server:create',
   usage:
     '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]' +
-    ' [--allocation IP:PORT|auto] [--allocation-limit N]',
+    ' [--inodes N] [--allocation IP:PORT|auto] [--allocation-limit N]',
   valueOptions: [
     'owner',
     'name',
@@ -87,6 +92,7 @@ export const command: CliCommand = {
     'cpu',
     'disk',
     'pids',
+    'inodes',
     'allocation',
     'allocation-limit',
   ],
@@ -103,6 +109,7 @@ export const command: CliCommand = {
       cpu: optionalOption(options, 'cpu'),
       disk: optionalOption(options, 'disk'),
       pids: optionalOption(options, 'pids'),
+      inodes: optionalOption(options, 'inodes'),
     });
     const allocation = parseAllocationChoice(optionalOption(options, 'allocation') ?? 'auto');
     const allocationLimit = parseAllocationLimit(optionalOption(options, 'allocation-limit'));

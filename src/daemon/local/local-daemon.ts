@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -21,14 +21,20 @@ import { ConsoleTails } from './process/console-tail.js';
 import { discardFolder, settleRestoreFolder } from './restore/recover-restore.js';
 import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
 import { ContainerLauncher } from './container/container-launcher.js';
-import type { ContainerRuntime } from './container/container-runtime.js';
+import { serverUid, UidRangeExhaustedError, type ContainerRuntime } from './container/container-runtime.js';
 import { silentLogger } from './process/supervisor-options.js';
 import { UsageSampler } from './resources/usage-sampler.js';
+import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
-import { DiskUsageCache, diskLimitBytes, mibFigure } from './volume/disk-usage.js';
+import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 
 export { resolveInsideVolume } from './volume/delete-paths.js';
+
+const lstatOrNullSync = (file: string) => lstatSync(file, { throwIfNoEntry: false }) ?? null;
+
+/** A confined server's volume folder: its own uid's only (SPEC 10). */
+const VOLUME_MODE = 0o700;
 
 export interface LocalDaemonPaths {
   volumes: string;
@@ -57,6 +63,10 @@ export class LocalDaemon implements Daemon {
   private readonly serversOnShutdown: 'keep' | 'stop';
   /** Volume sizes (SPEC 10's disk limit): one walk of a volume at a time, however many ask. */
   private readonly diskUsageCache = new DiskUsageCache();
+  /** Disk and inode limits held while servers run (SPEC 10): over one, a server is stopped. */
+  private readonly diskWatch: DiskWatch;
+  private readonly diskLimitListeners = new Set<(serverUuid: string) => void>();
+  private readonly logger: NonNullable<ConstructorParameters<typeof ProcessSupervisor>[0]['logger']>;
 
   constructor(
     dataDir: string,
@@ -69,12 +79,15 @@ export class LocalDaemon implements Daemon {
       containers?: ContainerRuntime | null;
       /** SERVERS_ON_SHUTDOWN (SPEC 14): `keep` leaves confined servers running at close; `stop` (the default here) stops them. */
       serversOnShutdown?: 'keep' | 'stop';
+      /** How often running servers' volumes are measured against their limits (default 10 s). */
+      diskWatchIntervalMs?: number;
     } = {},
   ) {
     this.paths = localDaemonPaths(dataDir);
     this.containers = opts.containers ?? null;
     this.serversOnShutdown = opts.serversOnShutdown ?? 'stop';
     const logger = opts.logger ?? silentLogger;
+    this.logger = logger;
     this.processes = new ProcessSupervisor({
       logDir: this.paths.logs,
       runDir: this.paths.run,
@@ -84,10 +97,19 @@ export class LocalDaemon implements Daemon {
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
     this.usage = new UsageSampler({ onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, 'could not read a server\'s usage') });
+    this.diskWatch = new DiskWatch({
+      ...(opts.diskWatchIntervalMs !== undefined ? { intervalMs: opts.diskWatchIntervalMs } : {}),
+      measure: (server) => this.volumeUsage(server, 0),
+      onExceeded: (server, detail) => this.stopOverDiskLimit(server, detail),
+      onError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not measure a running server's volume"),
+    });
     // Our own servers are sampled from their start; another instance's from the first request for them.
     this.processes.onStateChange((serverUuid, state) => {
       if (state === 'running') this.trackUsage(serverUuid);
-      else if (state === 'offline') this.usage.untrack(serverUuid);
+      else if (state === 'offline') {
+        this.usage.untrack(serverUuid);
+        this.diskWatch.untrack(serverUuid);
+      }
     });
   }
 
@@ -111,6 +133,7 @@ export class LocalDaemon implements Daemon {
   }
 
   private supervised(server: DaemonServer) {
+    const uid = this.serverUid(server);
     return {
       uuid: server.uuid,
       startup: server.startup,
@@ -118,7 +141,31 @@ export class LocalDaemon implements Daemon {
       volumeDir: this.volumeDir(server.uuid),
       ...(server.limits ? { limits: server.limits } : {}),
       ...(server.allocations ? { allocations: server.allocations } : {}),
+      ...(uid !== undefined ? { uid } : {}),
     };
+  }
+
+  /**
+   * The uid (and gid) the server runs as when confined: its own from
+   * SERVER_UID_RANGE (SPEC 10); undefined unconfined. A caller that does not
+   * know the server's slot (a DaemonServer built from a partial row) gets
+   * the uid its volume was given, when that lies in the range: never the
+   * shared SERVER_UID, which would take the volume back from the server's uid.
+   */
+  private serverUid(server: DaemonServer): number | undefined {
+    if (!this.containers) return undefined;
+    const range = this.containers.uidRange;
+    if (range !== null && (server.uidSlot === undefined || server.uidSlot === null)) {
+      // Only the daemon (root) gives a volume's root away: a server's own process cannot chown it to another uid.
+      const owner = lstatOrNullSync(this.volumeDir(server.uuid))?.uid;
+      if (owner !== undefined && owner >= range.first && owner <= range.last) return owner;
+    }
+    try {
+      return serverUid(this.containers, server.uidSlot);
+    } catch (err) {
+      if (err instanceof UidRangeExhaustedError) throw new DaemonError(err.message);
+      throw err;
+    }
   }
 
   async prepareVolume(server: DaemonServer): Promise<void> {
@@ -126,15 +173,19 @@ export class LocalDaemon implements Daemon {
     await fs.mkdir(this.paths.volumes, { recursive: true, mode: PRIVATE_DIR_MODE });
     const volume = this.volumeDir(server.uuid);
     await fs.mkdir(volume, { recursive: true });
-    // A confined server runs as SERVER_UID and must own its files; a volume from before containment is given to it whole.
-    if (this.containers && !ownedBy(volume, this.containers.uid)) {
-      await chownTree(volume, this.containers.uid, this.containers.uid);
-    }
+    // A confined server must own its files: a volume from before containment, or of the shared
+    // SERVER_UID before per-server uids, is given to its uid whole (the root last: see chownTree).
+    const uid = this.serverUid(server);
+    if (uid === undefined) return;
+    if (!ownedBy(volume, uid)) await chownTree(volume, uid, uid);
+    // Its owner's alone: another server's uid that found a way to the path (/proc/<pid>/root) cannot enter it.
+    await fs.chmod(volume, VOLUME_MODE);
   }
 
-  /** Who restored files belong to: the confined servers' uid, or the service's user. */
-  private volumeOwner(): { uid: number; gid: number } | undefined {
-    return this.containers ? { uid: this.containers.uid, gid: this.containers.uid } : undefined;
+  /** Who restored files belong to: the confined server's uid, or the service's user. */
+  private volumeOwner(server: DaemonServer): { uid: number; gid: number } | undefined {
+    const uid = this.serverUid(server);
+    return uid === undefined ? undefined : { uid, gid: uid };
   }
 
   /** Told when the kernel killed a server for using more memory than its limit (SPEC 10). */
@@ -170,12 +221,14 @@ export class LocalDaemon implements Daemon {
       switch (signal) {
         case 'start':
           await this.prepareVolume(server);
-          return await this.processes.start(target);
+          await this.processes.start(target);
+          return this.watchDisk(server);
         case 'stop':
           return await this.processes.stop(target);
         case 'restart':
           await this.prepareVolume(server);
-          return await this.processes.restart(target);
+          await this.processes.restart(target);
+          return this.watchDisk(server);
         case 'kill':
           return await this.processes.kill(target);
       }
@@ -183,6 +236,41 @@ export class LocalDaemon implements Daemon {
       if (err instanceof NoStartupCommandError) throw new DaemonError('This server has no startup command.');
       throw err;
     }
+  }
+
+  /** Watches a server that runs here against its disk and inode limits (a no-op when it has none or has stopped). */
+  private watchDisk(server: DaemonServer): void {
+    if (this.processes.state(server.uuid) !== 'offline') this.diskWatch.track(server);
+  }
+
+  /**
+   * A running server passed its disk or inode limit (SPEC 10): the console
+   * line first (the console's readers see why), the listeners (the activity
+   * log), then a stop as the user's (stop command, then signals after the
+   * grace period).
+   */
+  private async stopOverDiskLimit(server: DaemonServer, detail: string): Promise<void> {
+    if (this.processes.state(server.uuid) === 'offline') return;
+    this.logger.warn({ serverUuid: server.uuid, detail }, 'server passed its disk limit; stopping it');
+    await fs.appendFile(path.join(this.paths.logs, `${server.uuid}.log`), `${DISK_LIMIT_LINE}\n`).catch((err: unknown) =>
+      this.logger.warn({ err, serverUuid: server.uuid }, 'could not write to the console log'),
+    );
+    for (const listener of this.diskLimitListeners) {
+      try {
+        listener(server.uuid);
+      } catch (err) {
+        this.logger.error({ err, serverUuid: server.uuid }, 'a disk-limit listener failed');
+      }
+    }
+    await this.processes.stop(this.supervised(server)).catch((err: unknown) =>
+      this.logger.error({ err, serverUuid: server.uuid }, 'could not stop a server over its disk limit'),
+    );
+  }
+
+  /** Told when a running server was stopped for passing its disk or inode limit (SPEC 10). */
+  onDiskLimit(listener: (serverUuid: string) => void): () => void {
+    this.diskLimitListeners.add(listener);
+    return () => this.diskLimitListeners.delete(listener);
   }
 
   get containment(): 'on' | 'off' {
@@ -205,6 +293,8 @@ export class LocalDaemon implements Daemon {
       return { state, memoryBytes: 0, cpuAbsolute: 0, diskBytes, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
     }
     if (!this.usage.isTracked(server.uuid)) this.trackUsage(server.uuid);
+    // A running server this daemon is not watching yet (one started before the service restarted).
+    if (state === 'running' && !this.diskWatch.isWatched(server.uuid)) this.diskWatch.track(server);
     const figures = this.usage.latest(server.uuid);
     return {
       state,
@@ -219,11 +309,16 @@ export class LocalDaemon implements Daemon {
 
   async diskUsage(server: DaemonServer): Promise<number> {
     // Fresh: a figure a limit is checked against must not predate the caller's request (a walk in flight is shared).
-    return this.diskUsageCache.get(server.uuid, this.volumeDir(server.uuid), 0);
+    return (await this.volumeUsage(server, 0)).bytes;
   }
 
   /** The volume's size, reusing a measurement up to `maxAgeMs` old (`/resources`, asked every few seconds). */
   async cachedDiskUsage(server: DaemonServer, maxAgeMs: number): Promise<number> {
+    return (await this.volumeUsage(server, maxAgeMs)).bytes;
+  }
+
+  /** Allocated bytes and inodes of the volume, reusing a measurement up to `maxAgeMs` old. */
+  private async volumeUsage(server: DaemonServer, maxAgeMs: number): Promise<VolumeUsage> {
     return this.diskUsageCache.get(server.uuid, this.volumeDir(server.uuid), maxAgeMs);
   }
 
@@ -231,21 +326,19 @@ export class LocalDaemon implements Daemon {
     await this.refuseOverDiskLimit(server, 'starting it');
   }
 
-  /** DaemonBusyError (409) when the server has a disk limit and its volume is over it (SPEC 10). */
+  /** DaemonBusyError (409) when the server's volume is over its disk or inode limit (SPEC 10). */
   private async refuseOverDiskLimit(server: DaemonServer, before: string): Promise<void> {
-    const limit = diskLimitBytes(server.limits);
-    if (limit === null) return;
-    let used: number;
+    if (diskLimitBytes(server.limits) === null && inodeLimit(server.limits) === null) return;
+    let usage: VolumeUsage;
     try {
-      used = await this.diskUsage(server);
+      usage = await this.volumeUsage(server, 0);
     } catch (err) {
       // A volume that cannot be walked (a tree deeper than the walk holds descriptors for) is the daemon's failure: 502.
       throw new DaemonError(`Could not measure the server's disk usage: ${err instanceof Error ? err.message : String(err)}`);
     }
-    if (used <= limit) return;
-    throw new DaemonBusyError(
-      `This server is using more disk space than its limit allows (${mibFigure(used)} MiB of ${mibFigure(limit)} MiB); delete files before ${before}.`,
-    );
+    const over = overLimit(usage, server.limits);
+    if (over === null) return;
+    throw new DaemonBusyError(`This server is using more disk space than its limit allows (${over}); delete files before ${before}.`);
   }
 
   async sendCommand(server: DaemonServer, line: string): Promise<void> {
@@ -297,6 +390,7 @@ export class LocalDaemon implements Daemon {
     if (this.processes.state(server.uuid) !== 'offline') await this.processes.stop(this.supervised(server));
     await this.prepareVolume(server);
     const maxBytes = await this.restoreByteBound(server, options.truncate);
+    const maxEntries = await this.restoreEntryBound(server, options.truncate, options.maxEntries);
     try {
       await restoreArchive({
         archivePath: this.backupPath(backup.uuid),
@@ -304,11 +398,11 @@ export class LocalDaemon implements Daemon {
         expectedSha1: backup.sha1,
         truncate: options.truncate,
         limits: {
-          ...(options.maxEntries !== undefined ? { maxEntries: options.maxEntries } : {}),
+          ...(maxEntries !== undefined ? { maxEntries } : {}),
           ...(maxBytes !== undefined ? { maxBytes } : {}),
         },
         ...(options.restoreId !== undefined ? { folder: this.restoreFolder(options.restoreId) } : {}),
-        ...(this.volumeOwner() ? { owner: this.volumeOwner() } : {}),
+        ...(this.volumeOwner(server) ? { owner: this.volumeOwner(server) } : {}),
       });
     } finally {
       // The volume changed (or may have, if the move failed halfway): a kept figure would be stale.
@@ -331,6 +425,21 @@ export class LocalDaemon implements Daemon {
     const room = limit - (await this.diskUsage(server));
     // The bounds read 0 as "no limit"; the smallest positive number admits folders and empty files only.
     return room > 0 ? room : Number.MIN_VALUE;
+  }
+
+  /**
+   * The entries a restore may add under the server's inode limit (SPEC 10),
+   * with RESTORE_MAX_ENTRIES: truncate, the limit less the volume's own
+   * folder; merge, what the volume leaves of it now (an entry the archive
+   * replaces counts twice: a merge that would fit can be refused, never one
+   * past the limit let in). At least 1, as the bounds read 0 as "none".
+   */
+  private async restoreEntryBound(server: DaemonServer, truncate: boolean, maxEntries: number | undefined): Promise<number | undefined> {
+    const limit = inodeLimit(server.limits);
+    if (limit === null) return maxEntries;
+    const used = truncate ? 1 : (await this.volumeUsage(server, 0)).inodes;
+    const room = Math.max(1, limit - used);
+    return maxEntries === undefined ? room : Math.min(maxEntries, room);
   }
 
   async recoverRestore(server: DaemonServer, restoreId: string): Promise<'restored' | 'rolled-back' | 'not-here'> {
@@ -399,6 +508,7 @@ export class LocalDaemon implements Daemon {
   /** Stops watching; stops the servers, or (SERVERS_ON_SHUTDOWN=keep) leaves confined ones running for the next start to adopt. */
   async close(): Promise<void> {
     this.usage.close();
+    await this.diskWatch.close();
     await this.processes.shutdownAll({ keep: this.serversOnShutdown === 'keep' });
   }
 }

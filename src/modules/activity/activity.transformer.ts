@@ -38,6 +38,8 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:allocation.notes': ['allocation', 'old', 'new'],
   'server:allocation.primary': ['allocation'],
   'server:allocation.delete': ['allocation'],
+  // SPEC 10: the daemon stopped the server for passing its disk or inode limit while running.
+  'server:process.disk-limit': [],
 };
 const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 

@@ -18,7 +18,7 @@ export async function findServerByReference(db: Queryable, reference: string): P
 
 type ServerWithSubuserRow = ServerRow & { subuser_permissions: string | null };
 const SERVER_FOR_USER_COLUMNS = sql`s.id, s.uuid, s.uuid_short, s.name, s.owner_id, s.status, s.backup_limit, s.startup,
-  s.stop_command, s.node, s.created_at, s.updated_at, s.memory_mib, s.cpu_percent, s.disk_mib, s.pids,
+  s.stop_command, s.node, s.created_at, s.updated_at, s.memory_mib, s.cpu_percent, s.disk_mib, s.pids, s.uid_slot, s.inodes,
   s.allocation_id, s.allocation_limit,
   su.permissions as subuser_permissions`;
 const serverForUserByUuid = precompiled<ServerWithSubuserRow>(
@@ -80,8 +80,25 @@ export async function isShortIdentifierTaken(db: Queryable, uuidShort: string): 
   return row !== undefined;
 }
 
-export async function insertServer(db: Queryable, values: NewServer): Promise<ServerRow> {
-  return db.insertInto('servers').values(values).returningAll().executeTakeFirstOrThrow();
+/**
+ * Inserts the server with the lowest uid slot no server holds (SPEC 10: a uid
+ * of its own), chosen in the same statement. Two instances inserting at the
+ * same moment can choose the same slot: the unique index refuses the second
+ * (an error, never a shared uid).
+ */
+export async function insertServer(db: Queryable, values: Omit<NewServer, 'uid_slot'>): Promise<ServerRow> {
+  return db
+    .insertInto('servers')
+    .values({ ...values, uid_slot: lowestFreeUidSlot() })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+function lowestFreeUidSlot() {
+  return sql<number>`(case when not exists (select 1 from servers where uid_slot = 0) then 0 else (
+    select min(s.uid_slot) + 1 from servers s
+    where s.uid_slot is not null and not exists (select 1 from servers t where t.uid_slot = s.uid_slot + 1)
+  ) end)`;
 }
 
 /** Throws unless the database answers a trivial query (GET /health). */

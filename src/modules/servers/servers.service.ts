@@ -40,6 +40,7 @@ export async function createServer(db: Queryable, daemon: Daemon, input: NewServ
     disk_mib: limits.diskMiB,
     pids: limits.pids,
     allocation_limit: input.allocationLimit ?? 0,
+    inodes: limits.inodes ?? null,
     created_at: input.now,
     updated_at: input.now,
   });
@@ -60,7 +61,13 @@ export async function serverResources(deps: Pick<AppDeps, 'daemon'>, server: Ser
 }
 
 export function daemonServer(server: ServerRow): DaemonServer {
-  return { uuid: server.uuid, startup: server.startup, stopCommand: server.stop_command, limits: serverLimits(server) };
+  return {
+    uuid: server.uuid,
+    startup: server.startup,
+    stopCommand: server.stop_command,
+    limits: serverLimits(server),
+    uidSlot: server.uid_slot,
+  };
 }
 
 /**
@@ -74,8 +81,12 @@ export async function daemonServerForPower(db: Queryable, server: ServerRow): Pr
 }
 
 /** A server row's limits in the daemon's terms (SPEC 10). */
-export function serverLimits(row: Pick<ServerRow, 'memory_mib' | 'cpu_percent' | 'disk_mib' | 'pids'>): ServerLimits {
-  return { memoryMiB: row.memory_mib, cpuPercent: row.cpu_percent, diskMiB: row.disk_mib, pids: row.pids };
+export function serverLimits(
+  row: Pick<ServerRow, 'memory_mib' | 'cpu_percent' | 'disk_mib' | 'pids'> & Partial<Pick<ServerRow, 'inodes'>>,
+): ServerLimits {
+  const limits = { memoryMiB: row.memory_mib, cpuPercent: row.cpu_percent, diskMiB: row.disk_mib, pids: row.pids };
+  // null (the default: 1 per 4 KiB of disk) is left out, as absent means the same.
+  return row.inodes === null || row.inodes === undefined ? limits : { ...limits, inodes: row.inodes };
 }
 
 export const SERVER_STATUSES: readonly (ServerStatus | null)[] = [null, 'installing', 'install_failed', 'suspended', 'restoring_backup'];

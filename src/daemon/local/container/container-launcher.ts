@@ -1,6 +1,6 @@
 /**
  * Confined servers (SPEC 10): each server's startup command runs in a runc
- * container of its own (server-container.ts), under SERVER_UID, with its
+ * container of its own (server-container.ts), under its own uid (SERVER_UID_RANGE), with its
  * volume as /home/container and its limits in its cgroup. What the service
  * keeps of a running container, and what a SIGKILL of the service leaves, is
  * in docs/CONTAINMENT.md; in short: the container and its monitor (conmon,
@@ -55,8 +55,8 @@ export class ContainerLauncher implements ServerLauncher {
         startup,
         // A real path: runc binds what it is given, and a link in it must not lead elsewhere.
         volumeDir: await fs.realpath(target.volumeDir),
-        uid: this.runtime.uid,
-        gid: this.runtime.uid,
+        uid: target.uid ?? this.runtime.uid,
+        gid: target.uid ?? this.runtime.uid,
         limits: containerLimits(target.limits),
         cgroupsPath: defaultCgroupsPath(target.uuid),
         hiddenPaths: this.runtime.hiddenPaths,

@@ -17,14 +17,40 @@ import type { ServerNetwork } from '../network/server-network.js';
 
 export type ContainmentMode = 'auto' | 'on' | 'off';
 
+export interface UidRange {
+  readonly first: number;
+  readonly last: number;
+}
+
+/** No uid is left for a server: its slot lies past SERVER_UID_RANGE's end. */
+export class UidRangeExhaustedError extends Error {}
+
+/**
+ * The uid (and gid) a confined server runs as: its own, SERVER_UID_RANGE's
+ * first + its slot (servers.uid_slot, unique), so that no two servers share
+ * per-user kernel limits or files; SERVER_UID when there is no range or the
+ * server has no slot.
+ */
+export function serverUid(runtime: Pick<ContainerRuntime, 'uid' | 'uidRange'>, uidSlot: number | null | undefined): number {
+  if (runtime.uidRange === null || uidSlot === null || uidSlot === undefined) return runtime.uid;
+  const uid = runtime.uidRange.first + uidSlot;
+  if (!Number.isSafeInteger(uidSlot) || uidSlot < 0 || uid > runtime.uidRange.last)
+    throw new UidRangeExhaustedError(
+      `uid slot ${uidSlot} lies past SERVER_UID_RANGE ${runtime.uidRange.first}-${runtime.uidRange.last}: widen the range`,
+    );
+  return uid;
+}
+
 export interface ContainerRuntime {
   readonly runc: Runc;
   /** conmon's absolute path: the monitor that holds each container's stdio (conmon.ts, SPEC 14). */
   readonly conmon: string;
   readonly hierarchy: CgroupHierarchy;
   readonly host: HostLayout;
-  /** SERVER_UID: the uid and gid confined processes run as. */
+  /** SERVER_UID: the uid and gid of a confined server without a uid slot (all of them when there is no range). */
   readonly uid: number;
+  /** SERVER_UID_RANGE: a server with uid slot n runs as first + n (uid and gid); null = every server as `uid`. */
+  readonly uidRange: UidRange | null;
   /** Real host paths no container may see (DATA_DIR, the `.env` file). */
   readonly hiddenPaths: readonly string[];
   /** Each server's own network namespace and the firewall table (SPEC 13). */
@@ -42,6 +68,7 @@ export class ContainmentUnavailableError extends Error {
 export interface ContainmentSettings {
   readonly mode: ContainmentMode;
   readonly uid: number;
+  readonly uidRange?: UidRange | null;
   readonly dataDir: string;
   /** Where runc keeps its state: the service's own `--root`. */
   readonly runDir: string;
@@ -70,7 +97,11 @@ export async function resolveContainment(settings: ContainmentSettings, log: Con
 }
 
 async function tryContainment(settings: ContainmentSettings, log: ContainmentWarner): Promise<{ runtime: ContainerRuntime } | { reason: string }> {
-  if (settings.uid === process.getuid?.()) return { reason: `SERVER_UID ${settings.uid} is the service's own uid` };
+  const ownUid = process.getuid?.();
+  if (settings.uid === ownUid) return { reason: `SERVER_UID ${settings.uid} is the service's own uid` };
+  const range = settings.uidRange ?? null;
+  if (range !== null && ownUid !== undefined && ownUid >= range.first && ownUid <= range.last)
+    return { reason: `SERVER_UID_RANGE ${range.first}-${range.last} holds the service's own uid ${ownUid}` };
   const check = await detectContainment();
   if (!check.available) return { reason: check.reason };
   const conmon = findConmon();
@@ -101,6 +132,7 @@ async function tryContainment(settings: ContainmentSettings, log: ContainmentWar
       hierarchy: check.hierarchy,
       host,
       uid: settings.uid,
+      uidRange: range,
       hiddenPaths,
       network: network.network,
     },

@@ -5,6 +5,7 @@
  * hidden paths are) comes in as data; host-layout.ts finds it out.
  */
 import path from 'node:path';
+import { seccompProfile } from './seccomp-profile.js';
 
 /** Where the volume appears inside the container: Pterodactyl's layout, which eggs' startup commands assume. */
 const CONTAINER_HOME = '/home/container';
@@ -169,6 +170,8 @@ export function containerSpec(options: ContainerOptions): Record<string, unknown
       resources: resources(limits, host.swapLimit),
       maskedPaths: [...MASKED_PATHS, ...maskedHostPaths(options.hiddenPaths, host.systemDirs)],
       readonlyPaths: READONLY_PATHS,
+      // An allowlist of system calls (seccomp-profile.ts): no new namespaces, ptrace, pidfd_getfd, keyctl, bpf, mount...
+      seccomp: seccompProfile(),
     },
   };
 }

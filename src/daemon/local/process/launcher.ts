@@ -19,6 +19,8 @@ export interface LaunchTarget {
   readonly limits?: ServerLimits;
   /** Published into a confined server's network (SPEC 13), primary first; SERVER_IP/SERVER_PORT either way. */
   readonly allocations?: readonly ServerAllocation[];
+  /** The uid and gid a confined server runs as (its own, SPEC 10); absent = SERVER_UID. */
+  readonly uid?: number;
 }
 
 export interface ProcessExit {

@@ -20,6 +20,8 @@ export interface SupervisedServer {
   readonly limits?: ServerLimits;
   /** Primary first (SPEC 13); absent = none. */
   readonly allocations?: readonly ServerAllocation[];
+  /** The uid and gid a confining launcher runs it as (its own, SPEC 10); absent = SERVER_UID. */
+  readonly uid?: number;
 }
 
 export interface ProcessSupervisorOptions {

@@ -1,18 +1,21 @@
 /**
- * How much disk a server's volume uses (SPEC 10's disk limit, `/resources`'
- * disk_bytes): the apparent size (st_size) of every regular file in the tree,
- * each inode once (hard links), folders and symlinks not counted. That is
- * what Wings reports and what a restore's expansion is counted in
- * (archive/extract/bounds.ts: tar sizes), so "the disk limit" means one
- * thing: a sparse file counts at its full size, as it would when restored.
+ * How much disk a server's volume takes (SPEC 10's disk and inode limits,
+ * `/resources`' disk_bytes): the space allocated to every entry of the tree
+ * (st_blocks × 512: files, folders, symlinks, FIFOs, the volume's own folder)
+ * and how many inodes they are, each inode once (hard links). What the
+ * volume really costs the host: a sparse file counts the blocks it holds, an
+ * empty file or a symlink one inode, a folder its blocks, so 450 MB of folders
+ * and links are counted as they are (issue 18). A restore's expansion is still
+ * bounded by the archive's apparent sizes (archive/extract/bounds.ts), which
+ * for a restored tree is at least its data.
  *
  * The walk goes down descriptor-relative (SafeDir): each folder is opened
  * from its held parent with O_NOFOLLOW, so a folder the server's process
  * swaps for a symlink mid-walk is either walked as the real folder (opened
- * before the swap) or skipped as a link; what a link points to is never
+ * before the swap) or counted as a link; what a link points to is never
  * counted. Entries that vanish mid-walk are skipped.
  *
- * Cost: one lstat per file, done synchronously (a cached lstat takes a
+ * Cost: one lstat per entry, done synchronously (a cached lstat takes a
  * microsecond or two, an async one a thread-pool round trip ten times that),
  * in slices of at most SLICE_MS between which the walk yields to the event
  * loop. Memory: listings are streamed (fs.Dir), so what is held is one open
@@ -39,10 +42,39 @@ export const MAX_DEPTH = 1024;
 
 const MIB = 1024 * 1024;
 
+/** What a volume takes: allocated bytes and inodes, each inode once. */
+export interface VolumeUsage {
+  readonly bytes: number;
+  readonly inodes: number;
+}
+
 /** The server's disk limit in bytes (`diskMiB` × 2^20), or null when it has none (absent or 0, SPEC 10's "unlimited"). */
 export function diskLimitBytes(limits: ServerLimits | undefined): number | null {
   const mib = limits?.diskMiB ?? 0;
   return mib > 0 ? mib * MIB : null;
+}
+
+/** SPEC 10's default inode limit: one inode per 4 KiB of the disk limit. */
+const BYTES_PER_DEFAULT_INODE = 4096;
+
+/**
+ * The server's inode limit, or null when it has none: `inodes` when set (0 =
+ * unlimited), else one per 4 KiB of the disk limit (none without one).
+ */
+export function inodeLimit(limits: ServerLimits | undefined): number | null {
+  const set = limits?.inodes;
+  if (set !== undefined && set !== null) return set > 0 ? set : null;
+  const bytes = diskLimitBytes(limits);
+  return bytes === null ? null : Math.floor(bytes / BYTES_PER_DEFAULT_INODE);
+}
+
+/** Which limit `usage` passes, with both figures for a message; null within both. */
+export function overLimit(usage: VolumeUsage, limits: ServerLimits | undefined): string | null {
+  const bytes = diskLimitBytes(limits);
+  if (bytes !== null && usage.bytes > bytes) return `${mibFigure(usage.bytes)} MiB of ${mibFigure(bytes)} MiB`;
+  const inodes = inodeLimit(limits);
+  if (inodes !== null && usage.inodes > inodes) return `${usage.inodes} files and folders of ${inodes}`;
+  return null;
 }
 
 /** Bytes as whole MiB for a message, rounded up: a volume over its limit never reads as "10 MiB of 10 MiB". */
@@ -62,16 +94,20 @@ function isGoneOrNotAFolder(err: unknown): boolean {
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** 512-byte units: what st_blocks counts, whatever the file system's block size. */
+const BLOCK_UNIT = 512;
+
 /** The running total of one walk. */
 class Tally {
   bytes = 0;
+  inodes = 0;
   /** Hard-linked inodes (`dev:ino`) and how many of their links are still to be met. */
   private readonly links = new Map<string, number>();
   private sliceStart = performance.now();
 
-  /** Adds a regular file, once per inode. */
-  addFile(stat: fs.Stats): void {
-    if (stat.nlink > 1) {
+  /** Adds an entry of any kind (a folder's nlink counts its subfolders, not other names: folders are never hard-linked). */
+  add(stat: fs.Stats): void {
+    if (stat.nlink > 1 && !stat.isDirectory()) {
       const key = `${stat.dev}:${stat.ino}`;
       const left = this.links.get(key);
       if (left !== undefined) {
@@ -82,7 +118,8 @@ class Tally {
       }
       this.links.set(key, stat.nlink - 1);
     }
-    this.bytes += stat.size;
+    this.bytes += stat.blocks * BLOCK_UNIT;
+    this.inodes += 1;
   }
 
   /** Lets the event loop run when this slice of synchronous calls has lasted long enough. */
@@ -93,41 +130,46 @@ class Tally {
   }
 }
 
-/** Bytes the volume uses, measured now; 0 when the volume does not exist. */
-export async function measureDiskUsage(volumeDir: string): Promise<number> {
+const NOTHING: VolumeUsage = Object.freeze({ bytes: 0, inodes: 0 });
+
+/** What the volume takes, measured now; nothing when the volume does not exist. */
+export async function measureDiskUsage(volumeDir: string): Promise<VolumeUsage> {
   let root: SafeDir;
   try {
     root = SafeDir.open(volumeDir);
   } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return 0;
+    if (errnoCode(err) === 'ENOENT') return NOTHING;
     throw err;
   }
   const tally = new Tally();
   try {
+    tally.add(fs.fstatSync(root.fd));
     await walk(root, tally, 1);
   } finally {
     root.close();
   }
-  return tally.bytes;
+  return { bytes: tally.bytes, inodes: tally.inodes };
 }
 
-/** Counts the files of `dir` and walks its subfolders, depth-first. */
+/** Counts the entries of `dir` and walks its subfolders, depth-first. */
 async function walk(dir: SafeDir, tally: Tally, depth: number): Promise<void> {
-  const subfolders = await countFiles(dir, tally);
+  const subfolders = await countEntries(dir, tally);
   for (const name of subfolders) {
     let child: SafeDir;
     try {
       child = dir.openDir(name);
     } catch (err) {
       if (!isGoneOrNotAFolder(err)) throw err;
-      // Swapped since the listing: a file that took the folder's place counts, a link does not.
+      // Swapped since the listing: whatever took the folder's place (a file, a link) is counted itself.
       const now = dir.lstat(name);
-      if (now?.isFile()) tally.addFile(now);
+      if (now && !now.isDirectory()) tally.add(now);
       continue;
     }
     try {
       if (depth >= MAX_DEPTH)
         throw new Error(`${child.label} is nested more than ${MAX_DEPTH} folders deep; its size is not measured`);
+      // The folder as opened (not as listed): what is walked is what is counted.
+      tally.add(fs.fstatSync(child.fd));
       await walk(child, tally, depth + 1);
     } finally {
       child.close();
@@ -136,8 +178,8 @@ async function walk(dir: SafeDir, tally: Tally, depth: number): Promise<void> {
   }
 }
 
-/** Adds up the regular files directly in `dir`; returns the names of its subfolders. */
-async function countFiles(dir: SafeDir, tally: Tally): Promise<string[]> {
+/** Counts every entry directly in `dir` but its subfolders (counted when opened); returns their names. */
+async function countEntries(dir: SafeDir, tally: Tally): Promise<string[]> {
   const subfolders: string[] = [];
   let listing: fs.Dir;
   try {
@@ -149,15 +191,13 @@ async function countFiles(dir: SafeDir, tally: Tally): Promise<string[]> {
   }
   try {
     for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) {
-      // A link is never counted nor followed; a folder is opened (refusing a link) by walk().
-      if (entry.isSymbolicLink()) continue;
       if (entry.isDirectory()) {
         subfolders.push(entry.name);
       } else {
-        // A file (or a type the listing did not say): its own lstat decides.
+        // A file, link, FIFO... (or a type the listing did not say): its own lstat decides; a link is never followed.
         const stat = dir.lstat(entry.name);
-        if (stat?.isFile()) tally.addFile(stat);
-        else if (stat?.isDirectory()) subfolders.push(entry.name);
+        if (stat?.isDirectory()) subfolders.push(entry.name);
+        else if (stat) tally.add(stat);
       }
       await tally.pace();
     }
@@ -167,9 +207,9 @@ async function countFiles(dir: SafeDir, tally: Tally): Promise<string[]> {
   return subfolders;
 }
 
-interface Measurement {
-  bytes: number;
-  /** performance.now() when the walk that gave `bytes` began: its figure is at most this old. */
+interface Measurement<T> {
+  value: T;
+  /** performance.now() when the walk that gave `value` began: its figure is at most this old. */
   startedAt: number;
 }
 
@@ -179,31 +219,31 @@ interface Measurement {
  * same key runs share it, so one volume is never walked twice at once however
  * often it is asked about.
  */
-export class DiskUsageCache {
-  private readonly measured = new Map<string, Measurement>();
-  private readonly running = new Map<string, { promise: Promise<number>; startedAt: number }>();
+export class DiskUsageCache<T = VolumeUsage> {
+  private readonly measured = new Map<string, Measurement<T>>();
+  private readonly running = new Map<string, { promise: Promise<T>; startedAt: number }>();
 
-  constructor(private readonly measure: (dir: string) => Promise<number> = measureDiskUsage) {}
+  constructor(private readonly measure: (dir: string) => Promise<T> = measureDiskUsage as unknown as (dir: string) => Promise<T>) {}
 
   /**
-   * The bytes `dir` uses: the last figure when its walk began less than
+   * What `dir` takes: the last figure when its walk began less than
    * `maxAgeMs` ago (0: never reused), else the walk in flight for `key` if
    * there is one (it began before this call: its figure can miss a change made
    * meanwhile, as any figure of a volume in use can), else a new walk.
    */
-  async get(key: string, dir: string, maxAgeMs: number): Promise<number> {
+  async get(key: string, dir: string, maxAgeMs: number): Promise<T> {
     const now = performance.now();
     const last = this.measured.get(key);
-    if (last !== undefined && now - last.startedAt < maxAgeMs) return last.bytes;
+    if (last !== undefined && now - last.startedAt < maxAgeMs) return last.value;
     const inFlight = this.running.get(key);
     if (inFlight !== undefined) return inFlight.promise;
     const run = { promise: this.measure(dir), startedAt: now };
     this.running.set(key, run);
     try {
-      const bytes = await run.promise;
+      const value = await run.promise;
       // Only the latest walk records its figure: one forgotten meanwhile must not bring a stale figure back.
-      if (this.running.get(key) === run) this.measured.set(key, { bytes, startedAt: run.startedAt });
-      return bytes;
+      if (this.running.get(key) === run) this.measured.set(key, { value, startedAt: run.startedAt });
+      return value;
     } finally {
       if (this.running.get(key) === run) this.running.delete(key);
     }

@@ -1,7 +1,8 @@
 /**
- * Giving a tree to a server's uid (SPEC 10): confined servers run as
- * SERVER_UID and must be able to change their own files, including files the
- * service wrote (a restore) or that date from before containment.
+ * Giving a tree to a server's uid (SPEC 10): a confined server runs as a uid
+ * of its own (SERVER_UID_RANGE) and must be able to change its own files,
+ * including files the service wrote (a restore), files from before
+ * containment and files of the shared SERVER_UID from before per-server uids.
  *
  * Descriptor-relative (safe-dir.ts): each entry's owner is changed through
  * its held parent folder with lchown, so a link is given away itself and
@@ -15,18 +16,24 @@ import { SafeDir } from './safe-dir.js';
 const lchown = (file: string, uid: number, gid: number) =>
   new Promise<void>((resolve, reject) => fs.lchown(file, uid, gid, (err) => (err ? reject(err) : resolve())));
 
-/** Changes the owner of `root` and of everything below it; returns how many entries were changed. */
+/**
+ * Changes the owner of everything below `root`, then of `root` itself;
+ * returns how many entries were changed. The root last: `ownedBy(root)` then
+ * means the whole tree was given (a SIGKILL part way leaves the root with its
+ * old owner, so the next prepare runs it again).
+ */
 export async function chownTree(root: string, uid: number, gid: number): Promise<number> {
   const dir = SafeDir.open(root);
   try {
+    const below = await chownBelow(dir, uid, gid);
     fs.fchownSync(dir.fd, uid, gid);
-    return 1 + (await chownBelow(dir, uid, gid));
+    return below + 1;
   } finally {
     dir.close();
   }
 }
 
-/** Whether `dir` (a real folder) belongs to `uid` already. */
+/** Whether `dir` (a real folder) belongs to `uid` already: chownTree gives the root last. */
 export function ownedBy(dir: string, uid: number): boolean {
   return fs.lstatSync(dir).uid === uid;
 }

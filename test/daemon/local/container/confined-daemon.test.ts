@@ -28,10 +28,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function confinedDaemon(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-confined-'))) {
+async function confinedDaemon(
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-confined-')),
+  uidRange: { first: number; last: number } | null = null,
+) {
   requireRunc();
   const runtime = await resolveContainment(
-    { mode: 'on', uid: SERVER_UID, dataDir, runDir: path.join(dataDir, 'run') },
+    { mode: 'on', uid: SERVER_UID, uidRange, dataDir, runDir: path.join(dataDir, 'run') },
     { warn: () => undefined },
   );
   if (runtime === null) throw new Error('containment was not resolved');
@@ -47,6 +50,11 @@ async function confinedDaemon(dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'q
 
 function server(startup: string | null, limits?: DaemonServer['limits']): DaemonServer {
   return { uuid: randomUUID(), startup, stopCommand: null, ...(limits ? { limits } : {}) };
+}
+
+/** Whether the file holds a whole line: a shell's `>` creates it before the command writes. */
+function written(file: string): boolean {
+  return fs.existsSync(file) && fs.readFileSync(file, 'utf8').endsWith('\n');
 }
 
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
@@ -110,7 +118,7 @@ describe('the local daemon with containment on', () => {
     await daemon.power(target, 'start');
     const volume = daemon.volumeDir(target.uuid);
     expect(fs.statSync(volume).uid).toBe(SERVER_UID);
-    await eventually(() => fs.existsSync(path.join(volume, 'cwd.txt')), 5_000, 'the probe wrote its files');
+    await eventually(() => written(path.join(volume, 'cwd.txt')), 5_000, 'the probe wrote its files');
     expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(SERVER_UID));
     expect(fs.readFileSync(path.join(volume, 'cwd.txt'), 'utf8').trim()).toBe('/home/container');
     const pidFile = JSON.parse(fs.readFileSync(path.join(daemon.paths.run, `${target.uuid}.pid`), 'utf8')) as { container: string };
@@ -268,3 +276,77 @@ function readStat(pid: number): string {
     return '';
   }
 }
+
+describe('a uid of its own per server (SERVER_UID_RANGE)', () => {
+  // Somewhere in the default range, apart for each run: uids are the machine's, shared with other tests.
+  const first = 200_000 + Math.floor(Math.random() * 90_000);
+  const range = { first, last: first + 9 };
+  const withSlot = (uidSlot: number, startup: string | null): DaemonServer => ({ ...server(startup), uidSlot });
+
+  it('runs servers with different slots under different uids and gives each its own volume and restored files', async () => {
+    const { daemon } = await confinedDaemon(undefined, range);
+    const one = withSlot(0, 'id -u > uid.txt; id -g > gid.txt; exec sleep 1000');
+    const two = withSlot(3, 'id -u > uid.txt; id -g > gid.txt; exec sleep 1000');
+    await daemon.power(one, 'start');
+    await daemon.power(two, 'start');
+    for (const [target, uid] of [
+      [one, first],
+      [two, first + 3],
+    ] as const) {
+      const volume = daemon.volumeDir(target.uuid);
+      await eventually(() => written(path.join(volume, 'gid.txt')), 5_000, 'the probe wrote its uid');
+      expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(uid));
+      expect(fs.readFileSync(path.join(volume, 'gid.txt'), 'utf8').trim()).toBe(String(uid));
+      expect(fs.statSync(volume).uid).toBe(uid);
+      expect(fs.statSync(path.join(volume, 'uid.txt')).uid).toBe(uid);
+    }
+    await daemon.power(one, 'kill');
+    await daemon.power(two, 'kill');
+
+    const source = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-restore-src-'));
+    cleanups.push(async () => fs.rmSync(source, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(source, 'server.properties'), 'motd=hi');
+    const backupUuid = randomUUID();
+    const archive = await createArchive({ volumeDir: source, archivePath: daemon.backupPath(backupUuid), ignore: [] });
+    await daemon.restoreBackup(two, { uuid: backupUuid, sha1: archive.sha1 }, { truncate: true });
+    expect(fs.lstatSync(path.join(daemon.volumeDir(two.uuid), 'server.properties')).uid).toBe(first + 3);
+  });
+
+  it("gives a volume of the shared SERVER_UID to the server's own uid at start, root last, links never followed", async () => {
+    const { daemon, dataDir } = await confinedDaemon(undefined, range);
+    const target = withSlot(1, 'exec sleep 1000');
+    const volume = daemon.volumeDir(target.uuid);
+    fs.mkdirSync(path.join(volume, 'world'), { recursive: true });
+    fs.writeFileSync(path.join(volume, 'world/level.dat'), 'level');
+    const outside = path.join(dataDir, 'outside.txt');
+    fs.writeFileSync(outside, 'the service');
+    fs.symlinkSync(outside, path.join(volume, 'link-out'));
+    for (const entry of ['', 'world', 'world/level.dat']) fs.chownSync(path.join(volume, entry), SERVER_UID, SERVER_UID);
+    fs.lchownSync(path.join(volume, 'link-out'), SERVER_UID, SERVER_UID);
+    await daemon.power(target, 'start');
+    for (const entry of ['', 'world', 'world/level.dat', 'link-out'])
+      expect(fs.lstatSync(path.join(volume, entry)).uid, entry || 'the volume').toBe(first + 1);
+    expect(fs.statSync(outside).uid).toBe(0);
+    await daemon.power(target, 'kill');
+  });
+
+  it("a server given without its slot (a partial row) keeps the uid its volume was given, never the shared SERVER_UID", async () => {
+    const { daemon } = await confinedDaemon(undefined, range);
+    const target = withSlot(4, 'id -u > uid.txt; exec sleep 1000');
+    await daemon.power(target, 'start');
+    await daemon.power(target, 'kill');
+    const { uidSlot: _slot, ...partial } = target;
+    const volume = daemon.volumeDir(target.uuid);
+    fs.rmSync(path.join(volume, 'uid.txt'));
+    await daemon.power(partial, 'start');
+    await eventually(() => written(path.join(volume, 'uid.txt')), 5_000, 'the probe wrote its uid');
+    expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(first + 4));
+    expect(fs.statSync(volume).uid).toBe(first + 4);
+    await daemon.power(partial, 'kill');
+  });
+
+  it('refuses to start a server whose slot lies past the range, saying so', async () => {
+    const { daemon } = await confinedDaemon(undefined, range);
+    await expect(daemon.power(withSlot(10, 'exec sleep 1000'), 'start')).rejects.toThrow(/past SERVER_UID_RANGE/);
+  });
+});

@@ -82,17 +82,25 @@ export function useSandbox(): () => Sandbox {
   };
 }
 
-/** Starts `startup` in a new server's container in the sandbox: volume owned by SERVER_UID, console log in the sandbox. */
+/**
+ * Starts `startup` in a new server's container in the sandbox: volume owned by
+ * SERVER_UID (with `files` in it, executable), console log in the sandbox.
+ */
 export async function startProbe(
   sandbox: Sandbox,
   startup: string,
   limits: ContainerLimits = NO_LIMITS,
   hiddenPaths: string[] = [sandbox.dataDir],
+  files: Readonly<Record<string, string | Buffer>> = {},
 ): Promise<ProbeContainer> {
   const serverUuid = randomUUID();
   const volumeDir = path.join(sandbox.dataDir, 'volumes', serverUuid);
   fs.mkdirSync(volumeDir, { recursive: true });
   fs.chownSync(volumeDir, SERVER_UID, SERVER_UID);
+  for (const [name, content] of Object.entries(files)) {
+    fs.writeFileSync(path.join(volumeDir, name), content, { mode: 0o755 });
+    fs.chownSync(path.join(volumeDir, name), SERVER_UID, SERVER_UID);
+  }
   const logFile = path.join(sandbox.dataDir, 'logs', `${serverUuid}.log`);
   fs.mkdirSync(path.dirname(logFile), { recursive: true });
   const cgroupsPath = defaultCgroupsPath(serverUuid);
