@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { decodeAppKey } from './app-key.js';
 import { invalidProxyEntry } from './http/client-address.js';
-import { DEFAULT_SERVER_NETWORK, parseAddressPool } from './daemon/local/network/address-pool.js';
+import { DEFAULT_SERVER_NETWORK, parseAddressPool } from './server-address-pool.js';
 
 /** The service's configuration, read once from the environment (and `.env`), validated and frozen. */
 export interface Config {

@@ -25,7 +25,7 @@ describeEachDialect('migrating one fresh database from several processes at once
           expect(JSON.parse(result.stdout)).toEqual({ migrated: true });
         }
         const applied = await box.db().db.selectFrom('kysely_migration' as never).selectAll().execute();
-        expect(applied.map((m) => (m as { name: string }).name)).toEqual(['001_initial', '002_activity', '003_scheduler', '004_change_generations', '005_file_operations', '006_server_limits', '007_passwords_sessions', '009_server_uid_inodes']);
+        expect(applied.map((m) => (m as { name: string }).name)).toEqual(['001_initial', '002_activity', '003_scheduler', '004_change_generations', '005_file_operations', '006_server_limits', '007_passwords_sessions', '008_allocations', '009_server_uid_inodes']);
       }
     },
     60_000,

@@ -28,6 +28,7 @@ import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
+import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
 
 export { resolveInsideVolume } from './volume/delete-paths.js';
 
@@ -389,8 +390,9 @@ export class LocalDaemon implements Daemon {
     // A running server is stopped first (SPEC 4).
     if (this.processes.state(server.uuid) !== 'offline') await this.processes.stop(this.supervised(server));
     await this.prepareVolume(server);
-    const maxBytes = await this.restoreByteBound(server, options.truncate);
-    const maxEntries = await this.restoreEntryBound(server, options.truncate, options.maxEntries);
+    const used = () => this.volumeUsage(server, 0);
+    const maxBytes = await restoreByteBound(server.limits, options.truncate, used);
+    const maxEntries = await restoreEntryBound(server.limits, options.truncate, options.maxEntries, used);
     try {
       await restoreArchive({
         archivePath: this.backupPath(backup.uuid),
@@ -408,38 +410,6 @@ export class LocalDaemon implements Daemon {
       // The volume changed (or may have, if the move failed halfway): a kept figure would be stale.
       this.diskUsageCache.forget(server.uuid);
     }
-  }
-
-  /**
-   * The bytes a restore may expand to under the server's disk limit (SPEC 9,
-   * 10), checked on each entry while staging, so an archive past it fails
-   * before the volume changes; undefined without a limit. Truncate: the limit,
-   * as the volume is emptied first. Merge: what the volume leaves of it now;
-   * a file the archive overwrites is counted twice (its old and new size),
-   * which can refuse a merge that would have fit, never let one past it.
-   */
-  private async restoreByteBound(server: DaemonServer, truncate: boolean): Promise<number | undefined> {
-    const limit = diskLimitBytes(server.limits);
-    if (limit === null) return undefined;
-    if (truncate) return limit;
-    const room = limit - (await this.diskUsage(server));
-    // The bounds read 0 as "no limit"; the smallest positive number admits folders and empty files only.
-    return room > 0 ? room : Number.MIN_VALUE;
-  }
-
-  /**
-   * The entries a restore may add under the server's inode limit (SPEC 10),
-   * with RESTORE_MAX_ENTRIES: truncate, the limit less the volume's own
-   * folder; merge, what the volume leaves of it now (an entry the archive
-   * replaces counts twice: a merge that would fit can be refused, never one
-   * past the limit let in). At least 1, as the bounds read 0 as "none".
-   */
-  private async restoreEntryBound(server: DaemonServer, truncate: boolean, maxEntries: number | undefined): Promise<number | undefined> {
-    const limit = inodeLimit(server.limits);
-    if (limit === null) return maxEntries;
-    const used = truncate ? 1 : (await this.volumeUsage(server, 0)).inodes;
-    const room = Math.max(1, limit - used);
-    return maxEntries === undefined ? room : Math.min(maxEntries, room);
   }
 
   async recoverRestore(server: DaemonServer, restoreId: string): Promise<'restored' | 'rolled-back' | 'not-here'> {

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseAddressPool, DEFAULT_SERVER_NETWORK } from './address-pool.js';
+import { parseAddressPool, DEFAULT_SERVER_NETWORK } from '../../../server-address-pool.js';
 import { containerResolvConf } from './resolver.js';
 import { ServerNetwork, type NetworkLogger } from './server-network.js';
 import { findTool, runTool } from './tools.js';
