@@ -8,9 +8,10 @@
  * of it.
  *
  * One watch (inotify) on the exit folder notices the file within
- * milliseconds; a poll every 250 ms covers a missed event and a conmon that
+ * milliseconds; a poll every second covers a missed event and a conmon that
  * died without writing it (SIGKILLed by someone: the server then has no
- * monitor, and its exit reads as SIGKILL).
+ * monitor, and its exit reads as SIGKILL). Two small reads per container per
+ * second: fifty servers cost next to nothing (bench:containment).
  *
  * A restarted service watches an adopted container the same way: the file
  * stays until the container is removed (`removeServerContainer`), so an end
@@ -20,7 +21,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { exitFile, liveConmonPid } from './conmon.js';
 
-const POLL_MS = 250;
+const POLL_MS = 1_000;
 
 export interface ContainerExit {
   /** The startup command's exit code; null when a signal ended it, or when nothing was recorded. */
@@ -37,6 +38,7 @@ export interface ExitWatch {
 }
 
 interface Watched {
+  readonly exitDir: string;
   readonly file: string;
   readonly conmonPidFile: string;
   readonly keepAlive: boolean;
@@ -57,7 +59,7 @@ export function watchContainerExit(exitDir: string, id: string, conmonPidFile: s
   const file = exitFile(exitDir, id);
   let entry: Watched | undefined;
   const exited = new Promise<ContainerExit>((resolve) => {
-    entry = { file, conmonPidFile, keepAlive, resolve };
+    entry = { exitDir, file, conmonPidFile, keepAlive, resolve };
   });
   const self = entry!;
   watched.set(file, self);
@@ -66,10 +68,7 @@ export function watchContainerExit(exitDir: string, id: string, conmonPidFile: s
   check(self);
   return {
     exited,
-    detach: () => {
-      if (watched.get(file) === self) watched.delete(file);
-      schedulePoll();
-    },
+    detach: () => forget(self),
   };
 }
 
@@ -110,9 +109,18 @@ function check(entry: Watched): void {
   // conmon writes the file before it exits: gone without one, it died first (read once more: it may have just written it).
   if (status === undefined && liveConmonPid(entry.conmonPidFile) === null) status = readExitFile(entry.file) ?? null;
   if (status === undefined) return;
-  watched.delete(entry.file);
-  schedulePoll();
+  forget(entry);
   entry.resolve(exitOfStatus(status));
+}
+
+/** No longer watched: its folder's watch goes too, unless another entry shares the folder. */
+function forget(entry: Watched): void {
+  if (watched.get(entry.file) === entry) watched.delete(entry.file);
+  if (![...watched.values()].some((other) => other.exitDir === entry.exitDir)) {
+    folderWatches.get(entry.exitDir)?.close();
+    folderWatches.delete(entry.exitDir);
+  }
+  schedulePoll();
 }
 
 /** The recorded status; null for a file that is not a number; undefined when there is none yet. */
