@@ -166,12 +166,13 @@ describe('console tail', () => {
   it('skips ahead when far behind, resuming at a whole line, and never holds more than a line', async () => {
     const lines: string[] = [];
     const stop = tails.watch(UUID, (line) => lines.push(line));
-    // 12 MiB at once: more than the reader lets itself fall behind.
+    // 72 MiB at once: more than the reader lets itself fall behind (64 MiB).
     const line = `${'y'.repeat(99)}\n`;
-    fs.appendFileSync(log, line.repeat((12 * 1024 * 1024) / 100));
+    const block = line.repeat((8 * 1024 * 1024) / 100);
+    for (let i = 0; i < 9; i++) fs.appendFileSync(log, block);
     fs.appendFileSync(log, 'the end\n');
-    await eventually(() => lines.at(-1) === 'the end', 10_000);
-    expect(lines.length).toBeLessThan((12 * 1024 * 1024) / 100);
+    await eventually(() => lines.at(-1) === 'the end', 20_000);
+    expect(lines.length).toBeLessThan((9 * 8 * 1024 * 1024) / 100);
     expect(lines.slice(0, -1).every((seen) => seen === 'y'.repeat(99))).toBe(true);
     stop();
   });
