@@ -204,4 +204,33 @@ describeEachDialect('quetzal command line', (dialect) => {
     },
     SPAWN_TIMEOUT_MS,
   );
+
+  it(
+    'servers:stop stops the running servers of a running service and prints their uuids; none left prints []; an unknown server fails',
+    async () => {
+      const env = { ...box.env, CONTAINMENT: 'off', QUETZAL_BOOTSTRAP: 'off' };
+      await quetzalJson(['user:create', '--username', 'olga', '--email', 'olga@example.com'], env);
+      const server = await quetzalJson(['server:create', '--owner', 'olga', '--name', 'sleeper', '--startup', 'exec sleep 1000'], env);
+      const key = await quetzalJson(['key:create', '--user', 'olga'], env);
+      const service = await startService('serve', env);
+      try {
+        const start = await fetch(`${service.url!}/api/client/servers/${server.identifier}/power`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key.token}`, 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({ signal: 'start' }),
+        });
+        expect(start.status).toBe(204);
+        const running = async () => (await getJson(`${service.url!}/api/client/servers/${server.identifier}/resources`, key.token)).body.attributes.current_state;
+        for (let i = 0; i < 100 && (await running()) !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await running()).toBe('running');
+        expect(await quetzalJson(['servers:stop'], env)).toEqual({ stopped: [server.uuid] });
+        expect(await running()).toBe('offline');
+        expect(await quetzalJson(['servers:stop'], env)).toEqual({ stopped: [] });
+        expectFailure(await quetzal(['servers:stop', '--server', 'nope', '--json'], env), /server/i);
+      } finally {
+        expect(await service.stop('SIGTERM')).toBe(0);
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

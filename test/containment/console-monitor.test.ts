@@ -269,7 +269,6 @@ describe('servers that outlive the service (SPEC 14)', () => {
     const [container] = await runcList(first.dataDir);
     first.service.proc.kill('SIGTERM');
     expect(await first.service.exited).toEqual({ code: 0, signal: null });
-    services.splice(services.indexOf(first), 1);
 
     // Running without a service, its monitor writing its output.
     expect((await runcList(first.dataDir)).map((c) => [c.status, c.pid])).toEqual([['running', container!.pid]]);
@@ -302,7 +301,6 @@ describe('servers that outlive the service (SPEC 14)', () => {
     await waitFor(() => readLog(server).includes('tick 2'), 'ticks');
     first.service.proc.kill('SIGTERM');
     await first.service.exited;
-    services.splice(services.indexOf(first), 1);
     expect((await runcList(first.dataDir)).map((c) => c.status)).toEqual(['running']);
 
     expect(await cli(first, ['servers:stop', '--server', server.identifier])).toEqual({ stopped: [server.uuid] });

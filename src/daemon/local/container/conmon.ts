@@ -163,21 +163,27 @@ export function exitFile(exitDir: string, id: string): string {
 
 /** conmon's pid from its pid file, when that process is still a conmon; null otherwise. */
 export function liveConmonPid(conmonPidFile: string): number | null {
-  let pid: number;
+  const pid = readConmonPid(conmonPidFile);
+  return pid !== null && conmonAlive(pid) ? pid : null;
+}
+
+/** The pid conmon wrote (`-P`), or null. */
+export function readConmonPid(conmonPidFile: string): number | null {
   try {
-    pid = Number(fs.readFileSync(conmonPidFile, 'utf8').trim());
+    const pid = Number(fs.readFileSync(conmonPidFile, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 1 ? pid : null;
   } catch {
     return null;
   }
-  if (!Number.isInteger(pid) || pid <= 1) return null;
+}
+
+/** Whether `pid` is a conmon that still runs: a zombie (Z) or dead (X) one holds nothing; a recycled pid is not conmon. */
+export function conmonAlive(pid: number): boolean {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // A zombie (Z) or dead (X) conmon holds nothing any more; one whose pid was recycled is not conmon.
-    if (/^\d+ \(conmon\) [^ZX]/.test(stat)) return pid;
+    return /^\d+ \(conmon\) [^ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
-    // gone
+    return false;
   }
-  return null;
 }
 
 async function lastRuncError(runcLog: string): Promise<string | null> {

@@ -8,9 +8,10 @@
  * of it.
  *
  * One watch (inotify) on the exit folder notices the file within
- * milliseconds; a poll every 250 ms covers a missed event and a conmon that
- * died without writing it (SIGKILLed by someone: the server then has no
- * monitor, and its exit reads as SIGKILL).
+ * milliseconds; a poll every second covers a missed event (one stat per
+ * container), and every fifth poll a conmon that died without writing it
+ * (SIGKILLed by someone: the server then has no monitor, and its exit reads
+ * as SIGKILL; its pid read once, its /proc entry then).
  *
  * A restarted service watches an adopted container the same way: the file
  * stays until the container is removed (`removeServerContainer`), so an end
@@ -18,9 +19,11 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import { exitFile, liveConmonPid } from './conmon.js';
+import { conmonAlive, exitFile, readConmonPid } from './conmon.js';
 
-const POLL_MS = 250;
+const POLL_MS = 1_000;
+/** Every this many polls, whether conmon still lives. */
+const MONITOR_CHECK_EVERY = 5;
 
 export interface ContainerExit {
   /** The startup command's exit code; null when a signal ended it, or when nothing was recorded. */
@@ -37,9 +40,12 @@ export interface ExitWatch {
 }
 
 interface Watched {
+  readonly exitDir: string;
   readonly file: string;
   readonly conmonPidFile: string;
   readonly keepAlive: boolean;
+  /** conmon's pid, once read (null: not known yet). */
+  conmonPid: number | null;
   resolve(exit: ContainerExit): void;
 }
 
@@ -47,6 +53,7 @@ interface Watched {
 const watched = new Map<string, Watched>();
 const folderWatches = new Map<string, fs.FSWatcher>();
 let pollTimer: NodeJS.Timeout | null = null;
+let polls = 0;
 
 /**
  * Watches the container `id` whose conmon wrote `conmonPidFile`.
@@ -57,19 +64,16 @@ export function watchContainerExit(exitDir: string, id: string, conmonPidFile: s
   const file = exitFile(exitDir, id);
   let entry: Watched | undefined;
   const exited = new Promise<ContainerExit>((resolve) => {
-    entry = { file, conmonPidFile, keepAlive, resolve };
+    entry = { exitDir, file, conmonPidFile, keepAlive, conmonPid: null, resolve };
   });
   const self = entry!;
   watched.set(file, self);
   watchFolder(exitDir);
   schedulePoll();
-  check(self);
+  check(self, true);
   return {
     exited,
-    detach: () => {
-      if (watched.get(file) === self) watched.delete(file);
-      schedulePoll();
-    },
+    detach: () => forget(self),
   };
 }
 
@@ -77,7 +81,7 @@ function watchFolder(exitDir: string): void {
   if (folderWatches.has(exitDir)) return;
   try {
     const watch = fs.watch(exitDir, { persistent: false }, () => {
-      for (const entry of [...watched.values()]) check(entry);
+      for (const entry of [...watched.values()]) if (entry.exitDir === exitDir) check(entry, false);
     });
     watch.on('error', () => {
       watch.close();
@@ -98,25 +102,42 @@ function schedulePoll(): void {
     return;
   }
   pollTimer ??= setInterval(() => {
-    for (const entry of [...watched.values()]) check(entry);
+    polls += 1;
+    for (const entry of [...watched.values()]) check(entry, polls % MONITOR_CHECK_EVERY === 0);
   }, POLL_MS);
   if ([...watched.values()].some((entry) => entry.keepAlive)) pollTimer.ref();
   else pollTimer.unref();
 }
 
-function check(entry: Watched): void {
+function check(entry: Watched, monitorToo: boolean): void {
   if (watched.get(entry.file) !== entry) return;
   let status = readExitFile(entry.file);
   // conmon writes the file before it exits: gone without one, it died first (read once more: it may have just written it).
-  if (status === undefined && liveConmonPid(entry.conmonPidFile) === null) status = readExitFile(entry.file) ?? null;
+  if (status === undefined && monitorToo && !monitorAlive(entry)) status = readExitFile(entry.file) ?? null;
   if (status === undefined) return;
-  watched.delete(entry.file);
-  schedulePoll();
+  forget(entry);
   entry.resolve(exitOfStatus(status));
+}
+
+/** No longer watched: its folder's watch goes too, unless another entry shares the folder. */
+function forget(entry: Watched): void {
+  if (watched.get(entry.file) === entry) watched.delete(entry.file);
+  if (![...watched.values()].some((other) => other.exitDir === entry.exitDir)) {
+    folderWatches.get(entry.exitDir)?.close();
+    folderWatches.delete(entry.exitDir);
+  }
+  schedulePoll();
+}
+
+function monitorAlive(entry: Watched): boolean {
+  entry.conmonPid ??= readConmonPid(entry.conmonPidFile);
+  return entry.conmonPid !== null && conmonAlive(entry.conmonPid);
 }
 
 /** The recorded status; null for a file that is not a number; undefined when there is none yet. */
 function readExitFile(file: string): number | null | undefined {
+  // Most polls find nothing: one stat, not an open that fails.
+  if (!fs.existsSync(file)) return undefined;
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8').trim();

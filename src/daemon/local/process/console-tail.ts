@@ -7,7 +7,7 @@
  * are turned into the server's own lines (console-record.ts).
  *
  * Bounded work per server (SPEC 14): the log is read in 64 KiB chunks, each
- * its own turn of the event loop; a reader more than MAX_LAG_BYTES behind (a
+ * its own turn of the event loop; a reader more than MAX_LAG_BYTES (64 MiB) behind (a
  * server printing faster than it can be read) skips to near the end, so that
  * what watchers see stays current; memory per reader is a chunk and one line.
  * A renewed log is noticed as another inode at the path: the reader finishes
@@ -41,8 +41,12 @@ export const CONSOLE_LINE_MAX_CHARS = 8 * 1024;
 /** A record's prefix (time, stream, tag) on top of its text. */
 const RECORD_PREFIX_MAX_CHARS = 64;
 const READ_CHUNK = 64 * 1024;
-/** Further behind than this, a reader skips ahead: live watchers see what is current, the log keeps the rest. */
-const MAX_LAG_BYTES = 8 * 1024 * 1024;
+/**
+ * Further behind than this, a reader skips ahead: live watchers see what is current (a second or two
+ * behind at most, at this machine's reading speed), the log keeps the rest. Above a burst's size (a
+ * 30 MB flood is read whole, backpressure.test.ts), and above the log's own cap by default.
+ */
+const MAX_LAG_BYTES = 64 * 1024 * 1024;
 const POLL_MS = 1_000;
 const POLL_WITHOUT_WATCH_MS = 250;
 /** What `send logs` reads from each file at most: 150 lines at the cap, and some. */

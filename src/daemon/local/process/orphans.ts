@@ -20,8 +20,11 @@ const MAX_REAP_GRACE_MS = 3_000;
 const TEMP_FILE_MIN_AGE_MS = 30_000;
 /** `<uuid>.pid`, `<uuid>.pid.tmp` (older versions) and `<uuid>.pid.<token>.tmp`. */
 const PID_FILE_NAME = /^([A-Za-z0-9_-]+)\.pid(?:(\.[0-9a-f]+)?(\.tmp))?$/;
-/** `<uuid>.<token>.fifo` (a console pipe being opened) and `<uuid>.pid.<token>.gone` (a pid file being removed). */
-const LEFTOVER_FILE_NAME = /^[A-Za-z0-9_-]+\.(?:[0-9a-f]+\.fifo|pid\.[0-9a-f]+\.gone)$/;
+/**
+ * `<uuid>.<token>.fifo` (a console pipe being opened), `<uuid>.pid.<token>.gone` (a pid file being removed)
+ * and `<uuid>.pid.adopt` (an adoption's lock, held for milliseconds: pid-files.ts).
+ */
+const LEFTOVER_FILE_NAME = /^[A-Za-z0-9_-]+\.(?:[0-9a-f]+\.fifo|pid\.[0-9a-f]+\.gone|pid\.adopt)$/;
 
 /**
  * Takes over a dead instance's running server; true when it did (the pid

@@ -16,7 +16,7 @@ import { createArchive } from '../../../../src/daemon/local/archive/create.js';
 import { bundlePaths, writeBundle } from '../../../../src/daemon/local/container/bundle.js';
 import { containerId, containerSpec, defaultCgroupsPath } from '../../../../src/daemon/local/container/container-spec.js';
 import { resolveContainment, type ContainerRuntime } from '../../../../src/daemon/local/container/container-runtime.js';
-import { findConmon, liveConmonPid } from '../../../../src/daemon/local/container/conmon.js';
+import { findConmon, liveConmonPid, startMonitored } from '../../../../src/daemon/local/container/conmon.js';
 import { startServerContainer } from '../../../../src/daemon/local/container/server-container.js';
 import type { DaemonServer } from '../../../../src/daemon/daemon.js';
 import { LocalDaemon } from '../../../../src/daemon/local/local-daemon.js';
@@ -188,6 +188,44 @@ describe('the local daemon with containment on', () => {
     expect(fs.existsSync(strayBundle.dir)).toBe(false);
     // Its process is gone with it.
     expect(fs.existsSync(`/proc/${started.pid}`) && !/^\S+ \S+ [ZX]/.test(readStat(started.pid))).toBe(false);
+  });
+
+  it('at start, removes a container created but never started (a SIGKILL between conmon\'s create and runc start), and its conmon goes', async () => {
+    const { daemon, runtime, dataDir } = await confinedDaemon();
+    const serverUuid = randomUUID();
+    const volumeDir = path.join(dataDir, 'volumes', serverUuid);
+    fs.mkdirSync(volumeDir, { recursive: true });
+    fs.chownSync(volumeDir, SERVER_UID, SERVER_UID);
+    const paths = bundlePaths(daemon.paths.run, serverUuid);
+    await writeBundle(paths, containerSpec({
+      serverUuid,
+      startup: 'touch started.txt; exec sleep 1000',
+      volumeDir,
+      uid: SERVER_UID,
+      gid: SERVER_UID,
+      limits: { memoryMiB: 0, cpuPercent: 0, pids: 64 },
+      cgroupsPath: defaultCgroupsPath(serverUuid),
+      hiddenPaths: [dataDir],
+      host: runtime.host,
+    }), runtime.host);
+    const created = await startMonitored({
+      conmon: runtime.conmon,
+      runc: runtime.runc.binary,
+      runcRoot: runtime.runc.stateRoot,
+      id: containerId(serverUuid),
+      bundleDir: paths.dir,
+      files: { log: path.join(daemon.paths.logs, `${serverUuid}.log`), exitDir: paths.exitDir, conmonPidFile: paths.conmonPidFile, containerPidFile: paths.pidFile, runcLog: paths.runcLog },
+      logSizeMax: 1024 * 1024,
+    });
+    expect((await runtime.runc.state(containerId(serverUuid)))?.status).toBe('created');
+
+    await daemon.start();
+    expect(await runtime.runc.state(containerId(serverUuid))).toBeNull();
+    expect(fs.existsSync(paths.dir)).toBe(false);
+    // Gone, or a zombie its parent (the host's init) has yet to reap.
+    await eventually(() => /^$|\) [ZX] /.test(readStat(created.conmonPid)), 5_000, 'its conmon to exit');
+    // No code of the server ever ran.
+    expect(fs.existsSync(path.join(volumeDir, 'started.txt'))).toBe(false);
   });
 
   it("adopts a dead instance's running container at start (SPEC 14): console, command, stats, state, kill; never two copies", async () => {

@@ -126,4 +126,54 @@ describe('console tail', () => {
   it('refuses a server id that could name another file', () => {
     expect(() => tails.watch('../etc', () => {})).toThrow();
   });
+
+  it("reads conmon's k8s-file records as the server's lines: P records joined, both streams, plain lines the service adds", async () => {
+    const lines: string[] = [];
+    const stop = tails.watch(UUID, (line) => lines.push(line));
+    const at = '2026-11-26T07:30:25.261286931+00:00';
+    fs.appendFileSync(log, `${at} stdout F hello\n${at} stdout P par`);
+    fs.appendFileSync(log, `tial\n${at} stdout P , continued\n${at} stdout F  and ended\n`);
+    fs.appendFileSync(log, `${at} stderr F an error\nserver killed: out of memory\n`);
+    await eventually(() => lines.length === 4);
+    expect(lines).toEqual(['hello', 'partial, continued and ended', 'an error', 'server killed: out of memory']);
+    stop();
+    expect(await tails.history(UUID, 10)).toEqual(lines);
+  });
+
+  it('follows a log renewed by a rename over it (conmon at its cap): the old file is read to its end first', async () => {
+    const at = '2026-11-26T07:30:25.261286931+00:00';
+    fs.writeFileSync(log, '');
+    const lines: string[] = [];
+    const stop = tails.watch(UUID, (line) => lines.push(line));
+    fs.appendFileSync(log, `${at} stdout F one\n`);
+    await eventually(() => lines.length === 1);
+    // Written to the old file after the reader last looked, then the new file renamed over it.
+    const fresh = `${log}.tmp`;
+    const old = fs.openSync(log, 'a');
+    fs.writeSync(old, `${at} stdout F two\n`);
+    fs.writeFileSync(fresh, `${at} stdout F three\n`);
+    fs.renameSync(fresh, log);
+    fs.writeSync(old, `${at} stdout F lost to no one\n`);
+    fs.closeSync(old);
+    await eventually(() => lines.length === 4);
+    expect(lines).toEqual(['one', 'two', 'lost to no one', 'three']);
+    fs.appendFileSync(log, `${at} stdout F four\n`);
+    await eventually(() => lines.length === 5);
+    expect(lines.at(-1)).toBe('four');
+    stop();
+  });
+
+  it('skips ahead when far behind, resuming at a whole line, and never holds more than a line', async () => {
+    const lines: string[] = [];
+    const stop = tails.watch(UUID, (line) => lines.push(line));
+    // 72 MiB at once: more than the reader lets itself fall behind (64 MiB).
+    const line = `${'y'.repeat(99)}\n`;
+    const block = line.repeat((8 * 1024 * 1024) / 100);
+    for (let i = 0; i < 9; i++) fs.appendFileSync(log, block);
+    fs.appendFileSync(log, 'the end\n');
+    await eventually(() => lines.at(-1) === 'the end', 20_000);
+    expect(lines.length).toBeLessThan((9 * 8 * 1024 * 1024) / 100);
+    expect(lines.slice(0, -1).every((seen) => seen === 'y'.repeat(99))).toBe(true);
+    stop();
+  });
 });
