@@ -1,8 +1,8 @@
 /**
  * What a SIGKILL of the service leaves of server networks, and what the next
  * start makes of it (docs/CONTAINMENT.md): the dead instance's server is
- * stopped and its namespace, veth, record and published ports removed;
- * leftovers from a crash halfway through an attach (a namespace with no
+ * adopted with its network published exactly once (SPEC 14), and a kill then
+ * removes its namespace, veth, record and published ports; leftovers from a crash halfway through an attach (a namespace with no
  * record, a record with no server) are removed; nothing is duplicated and a
  * new start publishes the server once.
  */
@@ -35,7 +35,7 @@ function namespaces(): string[] {
 }
 
 describe('server networks after a crash of the service', () => {
-  it("a SIGKILLed instance's server is stopped at the next start and its network removed; a new start publishes it once", async () => {
+  it("a SIGKILLed instance's server is adopted by the next start with its network published once; a kill removes it, and a new start publishes it once", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-net-crash-'));
     const port = randomPort();
     const target = server('exec python3 tenant.py', [{ ip: '0.0.0.0', port }]);
@@ -63,7 +63,16 @@ describe('server networks after a crash of the service', () => {
     expect((await tcpAsk('127.0.0.1', port)).startsWith('crashed ')).toBe(true);
 
     const { daemon, runtime } = await networkDaemon(dataDir);
-    // Reaped: stopped, unpublished, its namespace, record and table gone.
+    // Adopted (SPEC 14): still running and published, exactly once, its namespace and record kept.
+    expect(await daemon.state(target)).toBe('running');
+    expect((await tcpAsk('127.0.0.1', port)).startsWith('crashed ')).toBe(true);
+    expect(namespaces().filter((name) => name.endsWith(target.uuid))).toHaveLength(1);
+    expect(fs.readdirSync(path.join(dataDir, 'run/network')).filter((name) => name.endsWith('.json'))).toEqual([`${target.uuid}.json`]);
+    expect((nftTable(runtime.network.tableName) ?? '').match(new RegExp(`\\b${port} :`, 'g'))).toHaveLength(2);
+
+    // Killed: unpublished, its namespace, record and table gone.
+    await daemon.power(target, 'kill');
+    await eventually(async () => (await daemon.state(target)) === 'offline', 15_000, 'the adopted server to end');
     await expect(tcpAsk('127.0.0.1', port, 'hello', 1_000)).rejects.toThrow();
     expect(namespaces().filter((name) => name.endsWith(target.uuid))).toEqual([]);
     expect(fs.readdirSync(path.join(dataDir, 'run/network')).filter((name) => name.endsWith('.json'))).toEqual([]);
