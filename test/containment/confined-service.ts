@@ -14,13 +14,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import Sqlite from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { readCgroupHierarchy } from '../../src/daemon/local/container/cgroup-hierarchy.js';
 import { containerId, defaultCgroupsPath } from '../../src/daemon/local/container/container-spec.js';
 import { findRunc } from '../../src/daemon/local/container/runc.js';
 import { joinConsoleRecords } from '../../src/daemon/local/process/console-record.js';
 import { freePort, ROOT, sleep, waitHealthy, type StartedService } from '../platform/service-process.js';
+import { openSqliteConnection } from '../../src/db/sqlite-driver.js';
 
 export { sleep } from '../platform/service-process.js';
 
@@ -231,9 +231,10 @@ export async function createServer(
 /** The uid a server of this service runs as: SERVER_UID_RANGE's first + its row's uid_slot. */
 export function serverUid(handle: ServiceHandle, uuid: string): number {
   const first = Number(/^(\d+)-/.exec(handle.env.SERVER_UID_RANGE ?? '')?.[1]);
-  const db = new Sqlite(path.join(handle.dataDir, 'quetzal.sqlite'), { readonly: true, fileMustExist: true });
+  // The driver this Node has (node:sqlite on 22.16+ and 24, where better-sqlite3's addon is not built).
+  const db = openSqliteConnection(path.join(handle.dataDir, 'quetzal.sqlite'), { readonly: true });
   try {
-    const row = db.prepare('select uid_slot from servers where uuid = ?').get(uuid) as { uid_slot: number } | undefined;
+    const row = db.prepare('select uid_slot from servers where uuid = ?').get([uuid]) as { uid_slot: number } | undefined;
     if (!row || !Number.isSafeInteger(first)) throw new Error(`no uid slot for server ${uuid}`);
     return first + row.uid_slot;
   } finally {
