@@ -92,7 +92,12 @@ interface RunFigures {
 }
 
 async function run(startup: string, until: (server: DaemonServer) => Promise<void>): Promise<RunFigures> {
-  const server: DaemonServer = { uuid: randomUUID(), startup, stopCommand: null, limits: { memoryMiB: 1024, cpuPercent: 0, diskMiB: 0, pids: 512 } };
+  const server: DaemonServer = {
+    uuid: randomUUID(),
+    startup,
+    stopCommand: null,
+    limits: { memoryMiB: 1024, cpuPercent: 0, diskMiB: 0, pids: 512 },
+  };
   await daemon.prepareVolume(server);
   let lines = 0;
   const throttle = new ConsoleThrottle(THROTTLE ? DEFAULT_THROTTLE : { ...DEFAULT_THROTTLE, lines: Number.MAX_SAFE_INTEGER });
@@ -178,11 +183,28 @@ function row(name: string, figures: RunFigures): string[] {
   ];
 }
 
-console.log(`console flood: ${MEGABYTES} MiB of 100-byte lines, throttle ${THROTTLE ? 'on (Wings defaults)' : 'off'}, CONSOLE_LOG_MB 50`);
-console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-console.log(table(['run', 'polls', '/health p50', 'p99', 'max', 'event loop max stall', 'duration', 'lines forwarded', 'largest log file'], [row('quiet', quiet), row('flood', flood)]));
-const p99 = percentile([...flood.latencies].sort((a, b) => a - b), 99);
-console.log(`flood p99 ${formatMs(p99)} (target ≤ ${TARGET_MS} ms): ${p99 <= TARGET_MS ? 'met' : 'NOT met'}; longest stall ${formatMs(flood.maxStallMs)}`);
+console.log(
+  `console flood: ${MEGABYTES} MiB of 100-byte lines, throttle ${THROTTLE ? 'on (Wings defaults)' : 'off'}, CONSOLE_LOG_MB 50`,
+);
+console.log(
+  `machine: ${os.cpus().length} cores, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
+console.log(
+  table(
+    ['run', 'polls', '/health p50', 'p99', 'max', 'event loop max stall', 'duration', 'lines forwarded', 'largest log file'],
+    [row('quiet', quiet), row('flood', flood)],
+  ),
+);
+const p99 = percentile(
+  [...flood.latencies].sort((a, b) => a - b),
+  99,
+);
+console.log(
+  `flood p99 ${formatMs(p99)} (target ≤ ${TARGET_MS} ms): ${p99 <= TARGET_MS ? 'met' : 'NOT met'}; longest stall ${formatMs(flood.maxStallMs)}`,
+);
 
 api.close();
 await daemon.close();

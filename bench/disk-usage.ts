@@ -43,7 +43,8 @@ try {
     // Allocated blocks and inodes, each inode once: what `du -sB1` and `du -s --inodes` count.
     const du = Number(execFileSync('du', ['-sB1', root], { encoding: 'utf8' }).split('\t')[0]);
     const duInodes = Number(execFileSync('du', ['-s', '--inodes', root], { encoding: 'utf8' }).split('\t')[0]);
-    if (bytes !== du || inodes !== duInodes) throw new Error(`measured ${bytes} bytes and ${inodes} inodes, du says ${du} and ${duInodes}`);
+    if (bytes !== du || inodes !== duInodes)
+      throw new Error(`measured ${bytes} bytes and ${inodes} inodes, du says ${du} and ${duInodes}`);
     console.log(
       `run ${run + 1}: ${files} files in ${ms.toFixed(0)} ms (${((files / ms) * 1000).toFixed(0)} files/s), ` +
         `event loop held at most ${(delay.max / 1e6).toFixed(1)} ms`,

@@ -99,7 +99,16 @@ async function worker(): Promise<void> {
   const database = openDatabase(config.databaseUrl);
   const daemon = new StandInDaemon();
   const jobs = new BackgroundJobs(logger);
-  const scheduler = startScheduler({ db: database.db, dialect: database.dialect, config, clock: systemClock, daemon, jobs, logger, instanceId: 'bench' });
+  const scheduler = startScheduler({
+    db: database.db,
+    dialect: database.dialect,
+    config,
+    clock: systemClock,
+    daemon,
+    jobs,
+    logger,
+    instanceId: 'bench',
+  });
   process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
   process.on('SIGTERM', () => {
     void (async () => {
@@ -301,7 +310,9 @@ async function runScenario(scenario: Scenario, count: number, pgUrl: string | un
       await handle.db.selectFrom('activity_logs').select('timestamp').where('event', '=', 'server:schedule.run').execute()
     ).map((r) => Number(r.timestamp) - dueAt);
     if (starts.length !== count) throw new Error(`expected ${count} runs, saw ${starts.length}`);
-    const { rows: finished } = await sql<{ last: number | string }>`select max(last_run_at) as last from schedules`.execute(handle.db);
+    const { rows: finished } = await sql<{ last: number | string }>`select max(last_run_at) as last from schedules`.execute(
+      handle.db,
+    );
     starts.sort((a, b) => a - b);
     const stats = workers.map((w) => w.lines.find((l) => 'maxRssKb' in l) as { maxRssKb: number; commands: number } | undefined);
     return {
@@ -340,7 +351,18 @@ async function main() {
     }
   }
 
-  const header = ['database', 'workers', 'schedules', 'all started', 'all finished', 'lateness median', 'lateness p99', 'lateness worst', 'peak RSS', 'runs per worker'];
+  const header = [
+    'database',
+    'workers',
+    'schedules',
+    'all started',
+    'all finished',
+    'lateness median',
+    'lateness p99',
+    'lateness worst',
+    'peak RSS',
+    'runs per worker',
+  ];
   const table = results.map((r) => [
     r.database,
     String(r.workers),

@@ -55,7 +55,15 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
       querystringParser: (query: string) => qs.parse(query, { depth: 2, parameterLimit: 100, allowPrototypes: false }),
     },
     ajv: {
-      customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false, useDefaults: false, verbose: true, allowUnionTypes: true, keywords: ['x-rule'] },
+      customOptions: {
+        allErrors: true,
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        verbose: true,
+        allowUnionTypes: true,
+        keywords: ['x-rule'],
+      },
     },
   });
 
@@ -104,7 +112,11 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerBackupRoutes(app, { ...deps, serverEvents });
   registerAllocationRoutes(app, deps);
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
-  await registerWebsocketRoutes(app, { ...deps, serverEvents, appKey }, { consoleThrottle: deps.config.consoleThrottle, ...options.websocket });
+  await registerWebsocketRoutes(
+    app,
+    { ...deps, serverEvents, appKey },
+    { consoleThrottle: deps.config.consoleThrottle, ...options.websocket },
+  );
   await registerWebConsole(app, { timezone: deps.config.timezone });
   registerAccountRoutes(app, deps);
   registerSessionRoutes(app, deps);
@@ -112,7 +124,14 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   for (const [url, methods] of [...methodsByPath]) {
     const missing = METHODS.filter((m) => !methods.has(m));
     if (missing.length === 0 || !url.startsWith(CLIENT_PREFIX)) continue;
-    app.route({ method: missing, url, schema: { hide: true }, handler: async () => { throw methodNotAllowed(); } });
+    app.route({
+      method: missing,
+      url,
+      schema: { hide: true },
+      handler: async () => {
+        throw methodNotAllowed();
+      },
+    });
   }
   app.setNotFoundHandler(async () => {
     throw notFound('The requested route could not be found.');

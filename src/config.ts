@@ -98,7 +98,8 @@ function timezone(env: Env): string {
 function appKey(env: Env): string | null {
   const raw = env.APP_KEY?.trim();
   if (!raw) return null;
-  if (!decodeAppKey(raw)) throw new ConfigError('APP_KEY must be at least 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)');
+  if (!decodeAppKey(raw))
+    throw new ConfigError('APP_KEY must be at least 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)');
   return raw;
 }
 
@@ -106,10 +107,15 @@ function appKey(env: Env): string | null {
 function trustedProxies(env: Env): false | string[] {
   const raw = env.TRUST_PROXY?.trim();
   if (!raw || raw.toLowerCase() === 'off') return false;
-  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const invalid = invalidProxyEntry(entries);
   if (invalid !== undefined || entries.length === 0) {
-    throw new ConfigError(`TRUST_PROXY must be off or the proxies' IP addresses or CIDR ranges, comma-separated, got "${invalid ?? raw}"`);
+    throw new ConfigError(
+      `TRUST_PROXY must be off or the proxies' IP addresses or CIDR ranges, comma-separated, got "${invalid ?? raw}"`,
+    );
   }
   return entries;
 }
@@ -128,7 +134,8 @@ function uidRange(env: Env): Config['serverUidRange'] {
 
 function containmentMode(env: Env): Config['containment'] {
   const raw = env.CONTAINMENT?.trim().toLowerCase() || 'auto';
-  if (raw !== 'auto' && raw !== 'on' && raw !== 'off') throw new ConfigError(`CONTAINMENT must be "auto", "on" or "off", got "${env.CONTAINMENT}"`);
+  if (raw !== 'auto' && raw !== 'on' && raw !== 'off')
+    throw new ConfigError(`CONTAINMENT must be "auto", "on" or "off", got "${env.CONTAINMENT}"`);
   return raw;
 }
 

@@ -3,7 +3,11 @@ import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
 import { ConfigError, loadConfig, readEnvironment, type Config } from '../config.js';
-import { ContainmentUnavailableError, resolveContainment, type ContainerRuntime } from '../daemon/local/container/container-runtime.js';
+import {
+  ContainmentUnavailableError,
+  resolveContainment,
+  type ContainerRuntime,
+} from '../daemon/local/container/container-runtime.js';
 import { LocalDaemon, localDaemonPaths } from '../daemon/local/local-daemon.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
@@ -214,7 +218,10 @@ async function runService(command: ServiceCommand, options: CliOptions, opts: Ru
     throw err;
   }
   logger.info(
-    { containment: containers ? 'on' : 'off', ...(containers ? { serverUid: containers.uid, serverUidRange: containers.uidRange } : {}) },
+    {
+      containment: containers ? 'on' : 'off',
+      ...(containers ? { serverUid: containers.uid, serverUidRange: containers.uidRange } : {}),
+    },
     containers ? 'server processes run in containers' : 'server processes run unconfined',
   );
   const daemon = new LocalDaemon(config.dataDir, {

@@ -62,7 +62,10 @@ export function proxyTrust(entries: readonly string[]): ProxyTrust {
  */
 export function believedHops(socketAddress: string, header: string | undefined, trust: ProxyTrust): string[] {
   if (header === undefined) return [];
-  const entries = header.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const entries = header
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   const hops: string[] = [];
   let handedOverBy = socketAddress;
   while (trust(handedOverBy) && entries.length > 0) {

@@ -38,7 +38,10 @@ declare module 'fastify' {
   }
 }
 
-export function registerClientGuard(app: FastifyInstance, deps: { resolver: ClientResolver; clock: Clock; rateLimitPerMinute: number }) {
+export function registerClientGuard(
+  app: FastifyInstance,
+  deps: { resolver: ClientResolver; clock: Clock; rateLimitPerMinute: number },
+) {
   const { resolver, clock } = deps;
   const limiter = new RateLimiter(deps.rateLimitPerMinute, () => clock.now());
   app.decorateRequest('auth', null as unknown as Authenticated);
@@ -107,7 +110,8 @@ function assertAllowed({ access, server }: ServerTarget, config: ClientRouteConf
     case null:
       break;
     case 'suspended':
-      if (!config.allowedWhenSuspended) throw conflict('This server is currently suspended and the functionality requested is unavailable.');
+      if (!config.allowedWhenSuspended)
+        throw conflict('This server is currently suspended and the functionality requested is unavailable.');
       break;
     case 'installing':
     case 'install_failed':

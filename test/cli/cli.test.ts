@@ -2,15 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect, it } from 'vitest';
-import {
-  useSandbox,
-  describeEachDialect,
-  getJson,
-  quetzal,
-  quetzalJson,
-  startService,
-  type CliResult,
-} from './helpers.js';
+import { useSandbox, describeEachDialect, getJson, quetzal, quetzalJson, startService, type CliResult } from './helpers.js';
 
 /**
  * The admin command line as an operator uses it (CONTRACT.md): the real
@@ -210,7 +202,10 @@ describeEachDialect('quetzal command line', (dialect) => {
     async () => {
       const env = { ...box.env, CONTAINMENT: 'off', QUETZAL_BOOTSTRAP: 'off' };
       await quetzalJson(['user:create', '--username', 'olga', '--email', 'olga@example.com'], env);
-      const server = await quetzalJson(['server:create', '--owner', 'olga', '--name', 'sleeper', '--startup', 'exec sleep 1000'], env);
+      const server = await quetzalJson(
+        ['server:create', '--owner', 'olga', '--name', 'sleeper', '--startup', 'exec sleep 1000'],
+        env,
+      );
       const key = await quetzalJson(['key:create', '--user', 'olga'], env);
       const service = await startService('serve', env);
       try {
@@ -220,7 +215,9 @@ describeEachDialect('quetzal command line', (dialect) => {
           body: JSON.stringify({ signal: 'start' }),
         });
         expect(start.status).toBe(204);
-        const running = async () => (await getJson(`${service.url!}/api/client/servers/${server.identifier}/resources`, key.token)).body.attributes.current_state;
+        const running = async () =>
+          (await getJson(`${service.url!}/api/client/servers/${server.identifier}/resources`, key.token)).body.attributes
+            .current_state;
         for (let i = 0; i < 100 && (await running()) !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 100));
         expect(await running()).toBe('running');
         expect(await quetzalJson(['servers:stop'], env)).toEqual({ stopped: [server.uuid] });

@@ -71,10 +71,20 @@ describeEachDatabase('server:create limits', (database) => {
   it('--inodes is stored (0 = unlimited); without it the column is null, the default of 1 per 4 KiB of disk', async () => {
     const { user } = await h.make.user();
     const inodes = async (uuid: unknown) =>
-      (await h.db.db.selectFrom('servers').select('inodes').where('uuid', '=', uuid as string).executeTakeFirstOrThrow()).inodes;
+      (
+        await h.db.db
+          .selectFrom('servers')
+          .select('inodes')
+          .where('uuid', '=', uuid as string)
+          .executeTakeFirstOrThrow()
+      ).inodes;
     const some = await run({ owner: user.username, name: 'inodes', disk: '100', inodes: '5000' });
     expect(await inodes(some.uuid)).toBe(5000);
-    const row = await h.db.db.selectFrom('servers').selectAll().where('uuid', '=', some.uuid as string).executeTakeFirstOrThrow();
+    const row = await h.db.db
+      .selectFrom('servers')
+      .selectAll()
+      .where('uuid', '=', some.uuid as string)
+      .executeTakeFirstOrThrow();
     expect(daemonServer(row).limits).toEqual({ memoryMiB: 0, cpuPercent: 0, diskMiB: 100, pids: null, inodes: 5000 });
     expect(await inodes((await run({ owner: user.username, name: 'none', inodes: '0' })).uuid)).toBe(0);
     expect(await inodes((await run({ owner: user.username, name: 'default' })).uuid)).toBeNull();

@@ -48,13 +48,21 @@ describeEachDatabase('existing clients', (database) => {
     expect(edited).toMatchObject({ name: 'jsptero 2', cron: { minute: '*/5', hour: '3' } });
 
     const task = await tasks.createTask(server.uuid_short, created.id, 'command', 'say hello', 30, true);
-    expect(task).toMatchObject({ action: 'command', payload: 'say hello', time_offset: 30, continue_on_failure: true, sequence_id: 1 });
+    expect(task).toMatchObject({
+      action: 'command',
+      payload: 'say hello',
+      time_offset: 30,
+      continue_on_failure: true,
+      sequence_id: 1,
+    });
 
     const editedTask = await tasks.editTask(server.uuid_short, created.id, task.id, { payload: 'say bye', timeOffset: 60 });
     expect(editedTask).toMatchObject({ action: 'command', payload: 'say bye', time_offset: 60 });
 
     const info = await client.getScheduleInfo(server.uuid_short, created.id);
-    expect(info.relationships.tasks.data.map((t: { attributes: { payload: string } }) => t.attributes.payload)).toEqual(['say bye']);
+    expect(info.relationships.tasks.data.map((t: { attributes: { payload: string } }) => t.attributes.payload)).toEqual([
+      'say bye',
+    ]);
 
     const volume = h.daemon.volumeDir(server.uuid);
     fs.writeFileSync(path.join(volume, 'world.dat'), 'original');
@@ -69,7 +77,10 @@ describeEachDatabase('existing clients', (database) => {
 
   it('pterojs: schedule create/update, task create/update, restore', async () => {
     const { owner, server } = await h.make.ownedServer();
-    const client = new PteroClient(baseUrl, owner.token, { fetchClient: false, servers: { fetch: false, cache: false } } as never);
+    const client = new PteroClient(baseUrl, owner.token, {
+      fetchClient: false,
+      servers: { fetch: false, cache: false },
+    } as never);
 
     const schedule = await client.schedules.create(server.uuid_short, {
       name: 'pterojs',

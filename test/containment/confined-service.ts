@@ -324,7 +324,9 @@ export function readLog(server: TestServer): string {
   }
   const raw = text.split('\n');
   raw.pop();
-  return joinConsoleRecords(raw, Number.MAX_SAFE_INTEGER).map((line) => `${line}\n`).join('');
+  return joinConsoleRecords(raw, Number.MAX_SAFE_INTEGER)
+    .map((line) => `${line}\n`)
+    .join('');
 }
 
 export function fileSize(file: string): number {

@@ -71,8 +71,14 @@ setInterval(() => {}, 1000);
  * loop, busy with its sockets, must not count as the service's delay), while
  * `during` runs; the latencies, in ms. `check` runs every 50 ms meanwhile.
  */
-async function healthLatencies(handle: ServiceHandle, during: () => Promise<void>, check: () => void = () => {}): Promise<number[]> {
-  const poller = spawn(process.execPath, ['-e', HEALTH_POLLER, `http://127.0.0.1:${handle.port}/health`], { stdio: ['pipe', 'pipe', 'inherit'] });
+async function healthLatencies(
+  handle: ServiceHandle,
+  during: () => Promise<void>,
+  check: () => void = () => {},
+): Promise<number[]> {
+  const poller = spawn(process.execPath, ['-e', HEALTH_POLLER, `http://127.0.0.1:${handle.port}/health`], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let output = '';
   poller.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const ended = new Promise((resolve) => poller.once('exit', resolve));
@@ -179,7 +185,7 @@ async function service(env: Record<string, string> = {}, handle?: ServiceHandle)
 }
 
 describe("a confined server's output, held outside its box (SPEC 10, 14)", () => {
-  it('has pipes for stdio and no host file among its, its parent\'s or its first process\'s descriptors; ftruncate of stdout fails and the log stays small', async () => {
+  it("has pipes for stdio and no host file among its, its parent's or its first process's descriptors; ftruncate of stdout fails and the log stays small", async () => {
     const handle = await service();
     const server = await createServer(handle, { name: 'probe', startup: 'node probe.js', files: { 'probe.js': PROBE_SCRIPT } });
     const before = fs.statSync(handle.dataDir);
@@ -188,7 +194,10 @@ describe("a confined server's output, held outside its box (SPEC 10, 14)", () =>
     const log = readLog(server);
     expect(log).toContain('stdout is a pipe');
     expect(log).toContain('ftruncate EINVAL');
-    const fds = log.split('\n').filter((line) => line.startsWith('fd ')).map((line) => line.slice(3));
+    const fds = log
+      .split('\n')
+      .filter((line) => line.startsWith('fd '))
+      .map((line) => line.slice(3));
     expect(fds.length).toBeGreaterThan(6);
     for (const entry of fds) {
       const [pid, fd, target] = entry.split(' ');
@@ -197,7 +206,12 @@ describe("a confined server's output, held outside its box (SPEC 10, 14)", () =>
       if (pid === '1' || (pid !== 'self' && Number(fd) <= 2)) expect(target, entry).toMatch(/^pipe:/);
     }
     // The first process holds 0, 1 and 2 and nothing else.
-    expect(fds.filter((entry) => entry.startsWith('1 ')).map((entry) => entry.split(' ')[1]).sort()).toEqual(['0', '1', '2']);
+    expect(
+      fds
+        .filter((entry) => entry.startsWith('1 '))
+        .map((entry) => entry.split(' ')[1])
+        .sort(),
+    ).toEqual(['0', '1', '2']);
     const stat = fs.statSync(server.logFile);
     expect(stat.size).toBeLessThan(64 * 1024);
     expect(stat.blocks * 512).toBeLessThan(1 * MiB);
@@ -209,7 +223,11 @@ describe("a confined server's output, held outside its box (SPEC 10, 14)", () =>
 
   it('floods 1 GB while /health is polled every 50 ms and a socket watches (throttle off): answers stay prompt, the log within its cap', async () => {
     const handle = await service({ CONSOLE_LOG_MB: '4', CONSOLE_THROTTLE_LINES: '100000000' });
-    const server = await createServer(handle, { name: 'flood', startup: 'node flood.js', files: { 'flood.js': floodScript(1024) } });
+    const server = await createServer(handle, {
+      name: 'flood',
+      startup: 'node flood.js',
+      files: { 'flood.js': floodScript(1024) },
+    });
     const socket = await countingSocket(handle, server);
     const quiet = await healthLatencies(handle, () => sleep(1_500));
     let largest = { log: 0, rotated: 0 };
@@ -242,12 +260,20 @@ describe("a confined server's output, held outside its box (SPEC 10, 14)", () =>
     await waitState(handle, server, 'offline', 15_000);
   }, 300_000);
 
-  it('throttles a flood on the console with Wings\' message and stops the server after 5 triggers', async () => {
+  it("throttles a flood on the console with Wings' message and stops the server after 5 triggers", async () => {
     const handle = await service({ CONSOLE_LOG_MB: '4' });
-    const server = await createServer(handle, { name: 'throttled', startup: 'node flood.js', files: { 'flood.js': floodScript(1024) } });
+    const server = await createServer(handle, {
+      name: 'throttled',
+      startup: 'node flood.js',
+      files: { 'flood.js': floodScript(1024) },
+    });
     const socket = await consoleSocket(handle, server);
     await power(handle, server, 'start');
-    await socket.waitFor('console output', (frame) => frame.args?.[0] === 'Server is outputting console data too quickly -- throttling...', 30_000);
+    await socket.waitFor(
+      'console output',
+      (frame) => frame.args?.[0] === 'Server is outputting console data too quickly -- throttling...',
+      30_000,
+    );
     await waitState(handle, server, 'offline', 60_000);
     const messages = socket.lines().filter((line) => line === 'Server is outputting console data too quickly -- throttling...');
     expect(messages.length).toBeGreaterThanOrEqual(5);
@@ -273,7 +299,13 @@ describe('servers that outlive the service (SPEC 14)', () => {
     // Running without a service, its monitor writing its output.
     expect((await runcList(first.dataDir)).map((c) => [c.status, c.pid])).toEqual([['running', container!.pid]]);
     expect(conmonsOf(server)).toHaveLength(1);
-    const lastTick = () => Math.max(...readLog(server).split('\n').filter((l) => l.startsWith('tick ')).map((l) => Number(l.slice(5))));
+    const lastTick = () =>
+      Math.max(
+        ...readLog(server)
+          .split('\n')
+          .filter((l) => l.startsWith('tick '))
+          .map((l) => Number(l.slice(5))),
+      );
     const whileDown = lastTick() + 3;
     await waitFor(() => lastTick() >= whileDown, 'ticks while no service runs');
 
@@ -282,7 +314,9 @@ describe('servers that outlive the service (SPEC 14)', () => {
     const socket = await consoleSocket(second, server);
     socket.send('send logs');
     await socket.waitFor('console output', (frame) => frame.args?.[0] === `tick ${whileDown}`);
-    expect((await api(second, 'POST', `/api/client/servers/${server.identifier}/command`, { command: 'still there?' })).status).toBe(204);
+    expect(
+      (await api(second, 'POST', `/api/client/servers/${server.identifier}/command`, { command: 'still there?' })).status,
+    ).toBe(204);
     await socket.waitFor('console output', (frame) => frame.args?.[0] === 'got still there?');
     socket.close();
     expect((await runcList(second.dataDir)).map((c) => c.pid)).toEqual([container!.pid]);

@@ -40,7 +40,11 @@ function install(server: TestServer, name: string, content: string | Buffer): vo
 }
 
 /** The activity entries of `event` (by the system) on the server, waited for up to 5 s. */
-async function systemEvents(handle: ServiceHandle, server: TestServer, event: string): Promise<{ event: string; actor: string }[]> {
+async function systemEvents(
+  handle: ServiceHandle,
+  server: TestServer,
+  event: string,
+): Promise<{ event: string; actor: string }[]> {
   let entries: { attributes: { event: string }; relationships: { actor: { object: string } } }[] = [];
   await waitFor(
     async () => {
@@ -66,12 +70,17 @@ describe('a hostile tenant, from inside its confined server', () => {
     const server = service.track(
       await createServer(handle, {
         name: 'syscalls',
-        startup: './syscall-probe; unshare -Ur true 2>&1 || echo "the unshare command was refused"; echo finished; exec sleep 1000',
+        startup:
+          './syscall-probe; unshare -Ur true 2>&1 || echo "the unshare command was refused"; echo finished; exec sleep 1000',
       }),
     );
     install(server, 'syscall-probe', syscallProbeBinary());
     await power(handle, server, 'start');
-    await waitFor(() => readLog(server).includes('finished'), () => `the probe; console log:\n${readLog(server)}`, 15_000);
+    await waitFor(
+      () => readLog(server).includes('finished'),
+      () => `the probe; console log:\n${readLog(server)}`,
+      15_000,
+    );
     expect(Object.fromEntries(probeResults(readLog(server)))).toEqual(EXPECTED_PROBE_RESULTS);
     expect(readLog(server)).toContain('the unshare command was refused');
     expect((await resources(handle, server)).current_state).toBe('running');
@@ -81,28 +90,43 @@ describe('a hostile tenant, from inside its confined server', () => {
     const handle = service();
     const hog = service.track(await createServer(handle, { name: 'inotify hog', startup: './syscall-probe inotify-hog' }));
     const victim = service.track(
-      await createServer(handle, { name: 'victim', startup: 'echo "secret" > secret.txt; ./syscall-probe inotify-one; exec sleep 1000' }),
+      await createServer(handle, {
+        name: 'victim',
+        startup: 'echo "secret" > secret.txt; ./syscall-probe inotify-one; exec sleep 1000',
+      }),
     );
     for (const server of [hog, victim]) install(server, 'syscall-probe', syscallProbeBinary());
     expect(hog.uid).not.toBe(victim.uid);
     expect([hog.uid, victim.uid]).not.toContain(SERVER_UID);
 
     await power(handle, hog, 'start');
-    await waitFor(() => /inotify-hog: \d+ EMFILE/.test(readLog(hog)), () => `the hog; console log:\n${readLog(hog)}`, 15_000);
+    await waitFor(
+      () => /inotify-hog: \d+ EMFILE/.test(readLog(hog)),
+      () => `the hog; console log:\n${readLog(hog)}`,
+      15_000,
+    );
     const taken = Number(/inotify-hog: (\d+)/.exec(readLog(hog))![1]);
     expect(taken).toBeGreaterThan(0);
     await power(handle, victim, 'start');
-    await waitFor(() => readLog(victim).includes('inotify-one:'), () => `the victim; console log:\n${readLog(victim)}`, 15_000);
+    await waitFor(
+      () => readLog(victim).includes('inotify-one:'),
+      () => `the victim; console log:\n${readLog(victim)}`,
+      15_000,
+    );
     expect(readLog(victim)).toContain('inotify-one: ok');
 
     // Even a process that found the victim's first process (the host's pid) cannot read through it under another uid.
     const victimPid = (await runcList(handle.dataDir)).find((container) => container.id.endsWith(victim.uuid))!.pid;
     const readAs = (uid: number) => {
       try {
-        return execFileSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', 'cat', `/proc/${victimPid}/root/home/container/secret.txt`], {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        return execFileSync(
+          'setpriv',
+          [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', 'cat', `/proc/${victimPid}/root/home/container/secret.txt`],
+          {
+            encoding: 'utf8',
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
       } catch (err) {
         return `refused: ${(err as { stderr?: string }).stderr ?? String(err)}`;
       }
@@ -123,12 +147,18 @@ describe('a hostile tenant, from inside its confined server', () => {
       }),
     );
     await power(handle, server, 'start');
-    await waitFor(() => readLog(server).includes('written'), () => `the write; console log:\n${readLog(server)}`, 20_000);
+    await waitFor(
+      () => readLog(server).includes('written'),
+      () => `the write; console log:\n${readLog(server)}`,
+      20_000,
+    );
     const passed = Date.now();
     const took = await offlineWithin(handle, server, passed, 30_000);
     expect(took).toBeLessThan(30_000);
     expect(readLog(server)).toContain(`${DISK_LIMIT_LINE}\n`);
-    expect(await systemEvents(handle, server, 'disk-limit')).toEqual([{ event: 'server:process.disk-limit', actor: 'null_resource' }]);
+    expect(await systemEvents(handle, server, 'disk-limit')).toEqual([
+      { event: 'server:process.disk-limit', actor: 'null_resource' },
+    ]);
     expect((await resources(handle, server)).resources.disk_bytes).toBeGreaterThan(200 * MiB);
     // And it cannot start again over the limit.
     const res = await api(handle, 'POST', `/api/client/servers/${server.identifier}/power`, { signal: 'start' });
@@ -148,7 +178,11 @@ describe('a hostile tenant, from inside its confined server', () => {
       }),
     );
     await power(handle, server, 'start');
-    await waitFor(() => readLog(server).includes('made'), () => `the hog; console log:\n${readLog(server)}`, 30_000);
+    await waitFor(
+      () => readLog(server).includes('made'),
+      () => `the hog; console log:\n${readLog(server)}`,
+      30_000,
+    );
     await offlineWithin(handle, server, Date.now(), 30_000);
     expect(readLog(server)).toContain(`${DISK_LIMIT_LINE}\n`);
     expect(await systemEvents(handle, server, 'disk-limit')).toHaveLength(1);

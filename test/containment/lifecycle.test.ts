@@ -132,10 +132,15 @@ describe('a service SIGKILLed while a confined server runs', () => {
     await waitState(second, server, 'running');
     await growing(ticks, 'ticks.txt after the new start');
     // The same container, now this service's.
-    const record = JSON.parse(fs.readFileSync(path.join(second.dataDir, 'run', `${server.uuid}.pid`), 'utf8')) as { pid: number; owner: { pid: number } };
+    const record = JSON.parse(fs.readFileSync(path.join(second.dataDir, 'run', `${server.uuid}.pid`), 'utf8')) as {
+      pid: number;
+      owner: { pid: number };
+    };
     expect(record.pid).toBe(pid);
     expect(record.owner.pid).toBe(second.service.proc.pid);
-    expect((await api(second, 'POST', `/api/client/servers/${server.identifier}/command`, { command: 'adopted?' })).status).toBe(204);
+    expect((await api(second, 'POST', `/api/client/servers/${server.identifier}/command`, { command: 'adopted?' })).status).toBe(
+      204,
+    );
     await waitFor(() => readLog(server).includes('got adopted?'), 'the command to reach the adopted server');
     const figures = await resources(second, server);
     expect(figures.current_state).toBe('running');

@@ -265,7 +265,13 @@ describe('/resources of a confined server', () => {
     await waitState(handle, server, 'offline', 15_000);
     const offline = await resources(handle, server);
     expect(offline.current_state).toBe('offline');
-    expect(offline.resources).toMatchObject({ memory_bytes: 0, cpu_absolute: 0, uptime: 0, network_rx_bytes: 0, network_tx_bytes: 0 });
+    expect(offline.resources).toMatchObject({
+      memory_bytes: 0,
+      cpu_absolute: 0,
+      uptime: 0,
+      network_rx_bytes: 0,
+      network_tx_bytes: 0,
+    });
     expect(await containerLeftovers(handle, server)).toEqual([]);
   }, 60_000);
 

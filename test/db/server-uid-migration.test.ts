@@ -125,7 +125,12 @@ for (const dialect of DIALECTS) {
         await db.deleteFrom('servers').where('uuid', '=', old[0]!.uuid).execute();
         expect((await insertServer(db, row('g'))).uid_slot).toBe(0);
 
-        await expect(db.insertInto('servers').values({ ...row('h'), uid_slot: 2 }).execute()).rejects.toThrow();
+        await expect(
+          db
+            .insertInto('servers')
+            .values({ ...row('h'), uid_slot: 2 })
+            .execute(),
+        ).rejects.toThrow();
       } finally {
         await dispose();
       }

@@ -21,7 +21,11 @@ export const ECHO_STARTUP = `node ${ECHO_FILE}`;
 let warned = false;
 
 export async function testContainment(dataDir: string): Promise<ContainerRuntime | null> {
-  const config = loadConfig({ DATA_DIR: dataDir, CONTAINMENT: process.env.CONTAINMENT ?? 'auto', SERVER_UID: process.env.SERVER_UID ?? '988' });
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    CONTAINMENT: process.env.CONTAINMENT ?? 'auto',
+    SERVER_UID: process.env.SERVER_UID ?? '988',
+  });
   return resolveContainment(
     {
       mode: config.containment,

@@ -84,59 +84,72 @@ describeEachDatabase('sign-in from several loopback addresses, no proxy trusted'
   const h = useHarness(database);
   const send = listening(h);
 
-  it('an attacker failing from 127.0.0.2 is throttled there, and the user still signs in from 127.0.0.3', SCRYPT_HEAVY, async () => {
-    const { user, password } = await userWithPassword(h);
-    const statuses: number[] = [];
-    for (let i = 0; i < 12; i++) statuses.push((await send('127.0.0.2', 'POST', '/auth/login', signInBody(user.username, `guess ${i}`))).status);
-    expect(statuses).toEqual([...Array(5).fill(422), ...Array(7).fill(429)]);
-    // Even the right password is refused from the attacker's address.
-    const refused = await send('127.0.0.2', 'POST', '/auth/login', signInBody(user.username, password));
-    expect(refused.status).toBe(429);
-    expect(refused.body.errors[0]).toMatchObject({ code: 'TooManyRequestsHttpException', status: '429' });
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
+  it(
+    'an attacker failing from 127.0.0.2 is throttled there, and the user still signs in from 127.0.0.3',
+    SCRYPT_HEAVY,
+    async () => {
+      const { user, password } = await userWithPassword(h);
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i++)
+        statuses.push((await send('127.0.0.2', 'POST', '/auth/login', signInBody(user.username, `guess ${i}`))).status);
+      expect(statuses).toEqual([...Array(5).fill(422), ...Array(7).fill(429)]);
+      // Even the right password is refused from the attacker's address.
+      const refused = await send('127.0.0.2', 'POST', '/auth/login', signInBody(user.username, password));
+      expect(refused.status).toBe(429);
+      expect(refused.body.errors[0]).toMatchObject({ code: 'TooManyRequestsHttpException', status: '429' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
 
-    const real = await send('127.0.0.3', 'POST', '/auth/login', signInBody(user.email, password));
-    expect(real.status).toBe(200);
-    expect(real.body.data.user.username).toBe(user.username);
-    expect(await sessionIps(h, user.id)).toEqual(['127.0.0.3']);
+      const real = await send('127.0.0.3', 'POST', '/auth/login', signInBody(user.email, password));
+      expect(real.status).toBe(200);
+      expect(real.body.data.user.username).toBe(user.username);
+      expect(await sessionIps(h, user.id)).toEqual(['127.0.0.3']);
 
-    // The attacker's address spent its 20 attempts a minute: another account is refused there too, not elsewhere.
-    for (let i = 0; i < 7; i++) await send('127.0.0.2', 'POST', '/auth/login', signInBody(`nobody_${i}`, 'whatever it is'));
-    const other = await userWithPassword(h);
-    expect((await send('127.0.0.2', 'POST', '/auth/login', signInBody(other.user.username, other.password))).status).toBe(429);
-    expect((await send('127.0.0.3', 'POST', '/auth/login', signInBody(other.user.username, other.password))).status).toBe(200);
-  });
+      // The attacker's address spent its 20 attempts a minute: another account is refused there too, not elsewhere.
+      for (let i = 0; i < 7; i++) await send('127.0.0.2', 'POST', '/auth/login', signInBody(`nobody_${i}`, 'whatever it is'));
+      const other = await userWithPassword(h);
+      expect((await send('127.0.0.2', 'POST', '/auth/login', signInBody(other.user.username, other.password))).status).toBe(429);
+      expect((await send('127.0.0.3', 'POST', '/auth/login', signInBody(other.user.username, other.password))).status).toBe(200);
+    },
+  );
 
-  it('ignores X-Forwarded-For when no proxy is trusted: the throttle, the session and the activity entry see the socket address', SCRYPT_HEAVY, async () => {
-    const { user, password, token } = await userWithPassword(h);
-    // Rotating the claimed address buys nothing: the failures all count for 127.0.0.4.
-    for (let i = 0; i < 5; i++) {
-      const res = await send('127.0.0.4', 'POST', '/auth/login', {
-        ...signInBody(user.username, 'wrong password'),
-        headers: { 'x-forwarded-for': `203.0.113.${i + 1}` },
+  it(
+    'ignores X-Forwarded-For when no proxy is trusted: the throttle, the session and the activity entry see the socket address',
+    SCRYPT_HEAVY,
+    async () => {
+      const { user, password, token } = await userWithPassword(h);
+      // Rotating the claimed address buys nothing: the failures all count for 127.0.0.4.
+      for (let i = 0; i < 5; i++) {
+        const res = await send('127.0.0.4', 'POST', '/auth/login', {
+          ...signInBody(user.username, 'wrong password'),
+          headers: { 'x-forwarded-for': `203.0.113.${i + 1}` },
+        });
+        expect(res.status).toBe(422);
+      }
+      const spoofed = await send('127.0.0.4', 'POST', '/auth/login', {
+        ...signInBody(user.username, password),
+        headers: { 'x-forwarded-for': '203.0.113.99' },
       });
-      expect(res.status).toBe(422);
-    }
-    const spoofed = await send('127.0.0.4', 'POST', '/auth/login', {
-      ...signInBody(user.username, password),
-      headers: { 'x-forwarded-for': '203.0.113.99' },
-    });
-    expect(spoofed.status).toBe(429);
+      expect(spoofed.status).toBe(429);
 
-    expect(
-      (await send('127.0.0.5', 'POST', '/auth/login', { ...signInBody(user.username, password), headers: { 'x-forwarded-for': '203.0.113.50' } }))
-        .status,
-    ).toBe(200);
-    expect(await sessionIps(h, user.id)).toEqual(['127.0.0.5']);
+      expect(
+        (
+          await send('127.0.0.5', 'POST', '/auth/login', {
+            ...signInBody(user.username, password),
+            headers: { 'x-forwarded-for': '203.0.113.50' },
+          })
+        ).status,
+      ).toBe(200);
+      expect(await sessionIps(h, user.id)).toEqual(['127.0.0.5']);
 
-    const server = await h.make.server(user);
-    const created = await send('127.0.0.6', 'POST', `/api/client/servers/${server.uuid}/schedules`, {
-      body: { name: 'Nightly' },
-      headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': '198.51.100.1' },
-    });
-    expect(created.status).toBe(200);
-    expect(await activityIps(h, server.id)).toEqual(['127.0.0.6']);
-  });
+      const server = await h.make.server(user);
+      const created = await send('127.0.0.6', 'POST', `/api/client/servers/${server.uuid}/schedules`, {
+        body: { name: 'Nightly' },
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': '198.51.100.1' },
+      });
+      expect(created.status).toBe(200);
+      expect(await activityIps(h, server.id)).toEqual(['127.0.0.6']);
+    },
+  );
 
   it('checks an API key’s allowed IPs against the socket address, whatever X-Forwarded-For claims', async () => {
     const owner = await h.make.user({ allowedIps: ['127.0.0.7'] });
@@ -155,7 +168,10 @@ describeEachDatabase('X-Forwarded-For with TRUST_PROXY=127.0.0.1', (database) =>
 
   it('believes the trusted proxy: the session and the activity entry carry the address it forwards', async () => {
     const { user, password, token } = await userWithPassword(h);
-    const res = await send('127.0.0.1', 'POST', '/auth/login', { ...signInBody(user.username, password), headers: viaProxy('198.51.100.23') });
+    const res = await send('127.0.0.1', 'POST', '/auth/login', {
+      ...signInBody(user.username, password),
+      headers: viaProxy('198.51.100.23'),
+    });
     expect(res.status).toBe(200);
     expect(await sessionIps(h, user.id)).toEqual(['198.51.100.23']);
 
@@ -176,22 +192,56 @@ describeEachDatabase('X-Forwarded-For with TRUST_PROXY=127.0.0.1', (database) =>
   it('throttles each client behind the proxy apart: one client’s failures do not refuse another', SCRYPT_HEAVY, async () => {
     const { user, password } = await userWithPassword(h);
     for (let i = 0; i < 5; i++) {
-      const res = await send('127.0.0.1', 'POST', '/auth/login', { ...signInBody(user.username, 'wrong password'), headers: viaProxy('198.51.100.66') });
+      const res = await send('127.0.0.1', 'POST', '/auth/login', {
+        ...signInBody(user.username, 'wrong password'),
+        headers: viaProxy('198.51.100.66'),
+      });
       expect(res.status).toBe(422);
     }
-    expect((await send('127.0.0.1', 'POST', '/auth/login', { ...signInBody(user.username, password), headers: viaProxy('198.51.100.66') })).status).toBe(429);
-    expect((await send('127.0.0.1', 'POST', '/auth/login', { ...signInBody(user.username, password), headers: viaProxy('198.51.100.67') })).status).toBe(200);
+    expect(
+      (
+        await send('127.0.0.1', 'POST', '/auth/login', {
+          ...signInBody(user.username, password),
+          headers: viaProxy('198.51.100.66'),
+        })
+      ).status,
+    ).toBe(429);
+    expect(
+      (
+        await send('127.0.0.1', 'POST', '/auth/login', {
+          ...signInBody(user.username, password),
+          headers: viaProxy('198.51.100.67'),
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('trusts exactly 127.0.0.1: another loopback address’s X-Forwarded-For is ignored', SCRYPT_HEAVY, async () => {
     const { user, password, token } = await userWithPassword(h);
     for (let i = 0; i < 5; i++) {
-      const res = await send('127.0.0.9', 'POST', '/auth/login', { ...signInBody(user.username, 'wrong password'), headers: viaProxy(`203.0.113.${i + 1}`) });
+      const res = await send('127.0.0.9', 'POST', '/auth/login', {
+        ...signInBody(user.username, 'wrong password'),
+        headers: viaProxy(`203.0.113.${i + 1}`),
+      });
       expect(res.status).toBe(422);
     }
-    expect((await send('127.0.0.9', 'POST', '/auth/login', { ...signInBody(user.username, password), headers: viaProxy('203.0.113.77') })).status).toBe(429);
+    expect(
+      (
+        await send('127.0.0.9', 'POST', '/auth/login', {
+          ...signInBody(user.username, password),
+          headers: viaProxy('203.0.113.77'),
+        })
+      ).status,
+    ).toBe(429);
     // Claiming to be the proxy's client from elsewhere does not reach that client's budget either.
-    expect((await send('127.0.0.10', 'POST', '/auth/login', { ...signInBody(user.username, password), headers: viaProxy('127.0.0.9') })).status).toBe(200);
+    expect(
+      (
+        await send('127.0.0.10', 'POST', '/auth/login', {
+          ...signInBody(user.username, password),
+          headers: viaProxy('127.0.0.9'),
+        })
+      ).status,
+    ).toBe(200);
     expect(await sessionIps(h, user.id)).toEqual(['127.0.0.10']);
 
     const server = await h.make.server(user);
@@ -243,7 +293,9 @@ describeEachDatabase('cookies over real HTTP', (database) => {
 
   it('marks the session and CSRF cookies Secure when APP_URL is https, and not on plain http', async () => {
     const a = await userWithPassword(plain);
-    const overHttp = cookieAttributes(await sendPlain('127.0.0.13', 'POST', '/auth/login', signInBody(a.user.username, a.password)));
+    const overHttp = cookieAttributes(
+      await sendPlain('127.0.0.13', 'POST', '/auth/login', signInBody(a.user.username, a.password)),
+    );
     expect(overHttp.get('quetzal_session')).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Lax']));
     expect(overHttp.get('quetzal_session')).not.toContain('Secure');
     expect(overHttp.get('XSRF-TOKEN')).not.toContain('Secure');
@@ -273,7 +325,9 @@ describe('TRUST_PROXY and the client address', () => {
     for (const bad of ['on', 'true', 'loopback', '10.0.0.0/33', '::1/129', '127.0.0.1/8/8', 'proxy.example.test', ',']) {
       expect(() => trustProxy(bad), bad).toThrow(ConfigError);
     }
-    expect(() => trustProxy('127.0.0.1,on')).toThrow(/TRUST_PROXY must be off or the proxies' IP addresses or CIDR ranges, comma-separated, got "on"/);
+    expect(() => trustProxy('127.0.0.1,on')).toThrow(
+      /TRUST_PROXY must be off or the proxies' IP addresses or CIDR ranges, comma-separated, got "on"/,
+    );
   });
 
   it('stops the real service at once, before it serves anything, when TRUST_PROXY is not a list of addresses', async () => {
@@ -311,7 +365,7 @@ describe('TRUST_PROXY and the client address', () => {
     expect(clientAddress('127.0.0.1', '198.51.100.1', null)).toBe('127.0.0.1');
   });
 
-  it('counts an IPv6 address by its /64 and an IPv4-mapped one as IPv4 (the sign-in throttles\' key)', () => {
+  it("counts an IPv6 address by its /64 and an IPv4-mapped one as IPv4 (the sign-in throttles' key)", () => {
     expect(addressKey('198.51.100.7')).toBe('198.51.100.7');
     expect(addressKey('::ffff:198.51.100.7')).toBe('198.51.100.7');
     expect(addressKey('2001:db8:1:2::5')).toBe('2001:db8:1:2::/64');

@@ -38,11 +38,13 @@ describeEachDatabase('power, console and resources', (database) => {
   /** The run before this one too: a confined start sets the last run's log aside as `.log.1` (SPEC 14). */
   const logsOfLastTwoRuns = (server: ServerRow) => log(server, '.1') + log(server);
   const events = async (server: ServerRow) =>
-    (await h.db.db.selectFrom('activity_logs').selectAll().where('server_id', '=', server.id).orderBy('id').execute()).map((r) => ({
-      event: r.event,
-      actor_id: r.actor_id,
-      properties: JSON.parse(r.properties) as unknown,
-    }));
+    (await h.db.db.selectFrom('activity_logs').selectAll().where('server_id', '=', server.id).orderBy('id').execute()).map(
+      (r) => ({
+        event: r.event,
+        actor_id: r.actor_id,
+        properties: JSON.parse(r.properties) as unknown,
+      }),
+    );
 
   async function running(harness: Harness, opts: { stopCommand?: string } = {}) {
     const made = await harness.make.ownedServer({ startup: ECHO_STARTUP, ...opts });
@@ -77,7 +79,11 @@ describeEachDatabase('power, console and resources', (database) => {
     const { owner, server } = await running(h);
     expect((await command(owner.token, server, 'say hello')).statusCode).toBe(204);
     await eventually(() => log(server).includes('> say hello'));
-    expect((await events(server)).at(-1)).toEqual({ event: 'server:console.command', actor_id: owner.user.id, properties: { command: 'say hello' } });
+    expect((await events(server)).at(-1)).toEqual({
+      event: 'server:console.command',
+      actor_id: owner.user.id,
+      properties: { command: 'say hello' },
+    });
     await power(owner.token, server, 'kill');
   });
 
@@ -103,7 +109,11 @@ describeEachDatabase('power, console and resources', (database) => {
     await eventually(async () => (await state(owner.token, server)) === 'running');
     expect((await power(owner.token, server, 'kill')).statusCode).toBe(204);
     await eventually(async () => (await state(owner.token, server)) === 'offline');
-    expect((await events(server)).map((e) => e.event)).toEqual(['server:power.start', 'server:power.restart', 'server:power.kill']);
+    expect((await events(server)).map((e) => e.event)).toEqual([
+      'server:power.start',
+      'server:power.restart',
+      'server:power.kill',
+    ]);
   });
 
   it('reports offline once the process exits on its own', async () => {

@@ -89,73 +89,89 @@ describeEachDatabase('sign-in', (database) => {
     expect((await login(h, { password: 'x' })).json().errors[0].meta).toEqual({ source_field: 'user', rule: 'required' });
   });
 
-  it('throttles an account from one address: 5 failures in 15 minutes, then 429 with Retry-After; the right password waits too', SCRYPT_HEAVY, async () => {
-    const { user, password } = await userWithPassword(h);
-    const attacker = freshIp();
-    for (let i = 0; i < 5; i++)
-      expect((await login(h, { user: i % 2 ? user.email : user.username, password: 'wrong password' }, attacker)).statusCode).toBe(422);
-    const refused = await login(h, { user: user.username, password }, attacker);
-    expect(refused.statusCode).toBe(429);
-    expect(refused.json()).toEqual({
-      errors: [
-        {
-          code: 'TooManyRequestsHttpException',
-          status: '429',
-          detail: `Too many login attempts. Please try again in ${refused.headers['retry-after']} seconds.`,
-        },
-      ],
-    });
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
-    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(15 * 60);
-    // An unknown name is throttled the same way: the answers do not tell which names exist.
-    for (let i = 0; i < 5; i++)
-      expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' }, attacker)).statusCode).toBe(422);
-    expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' }, attacker)).statusCode).toBe(429);
+  it(
+    'throttles an account from one address: 5 failures in 15 minutes, then 429 with Retry-After; the right password waits too',
+    SCRYPT_HEAVY,
+    async () => {
+      const { user, password } = await userWithPassword(h);
+      const attacker = freshIp();
+      for (let i = 0; i < 5; i++)
+        expect(
+          (await login(h, { user: i % 2 ? user.email : user.username, password: 'wrong password' }, attacker)).statusCode,
+        ).toBe(422);
+      const refused = await login(h, { user: user.username, password }, attacker);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toEqual({
+        errors: [
+          {
+            code: 'TooManyRequestsHttpException',
+            status: '429',
+            detail: `Too many login attempts. Please try again in ${refused.headers['retry-after']} seconds.`,
+          },
+        ],
+      });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(15 * 60);
+      // An unknown name is throttled the same way: the answers do not tell which names exist.
+      for (let i = 0; i < 5; i++)
+        expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' }, attacker)).statusCode).toBe(422);
+      expect((await login(h, { user: 'ghost_user_x', password: 'wrong password' }, attacker)).statusCode).toBe(429);
 
-    h.clock.advance(15 * 60_000 + 1000);
-    expect((await login(h, { user: user.username, password }, attacker)).statusCode).toBe(200);
-  });
+      h.clock.advance(15 * 60_000 + 1000);
+      expect((await login(h, { user: user.username, password }, attacker)).statusCode).toBe(200);
+    },
+  );
 
   it('never locks the account for another address: failures elsewhere leave its owner signing in', SCRYPT_HEAVY, async () => {
     const { user, password } = await userWithPassword(h);
     const attacker = freshIp();
-    for (let i = 0; i < 5; i++) expect((await login(h, { user: user.username, password: 'wrong password' }, attacker)).statusCode).toBe(422);
+    for (let i = 0; i < 5; i++)
+      expect((await login(h, { user: user.username, password: 'wrong password' }, attacker)).statusCode).toBe(422);
     expect((await login(h, { user: user.username, password: 'wrong password' }, attacker)).statusCode).toBe(429);
     const owner = freshIp();
     // The owner's own typos count for the owner's address only.
-    for (let i = 0; i < 4; i++) expect((await login(h, { user: user.username, password: 'typo typo' }, owner)).statusCode).toBe(422);
+    for (let i = 0; i < 4; i++)
+      expect((await login(h, { user: user.username, password: 'typo typo' }, owner)).statusCode).toBe(422);
     expect((await login(h, { user: user.email, password }, owner)).statusCode).toBe(200);
     // The attacker's address stays refused, the owner's success forgets nothing of it.
     expect((await login(h, { user: user.username, password }, attacker)).statusCode).toBe(429);
   });
 
-  it('past 50 failures from all addresses, each address gets 1 failure in 15 minutes on that account, and still its first attempt', SCRYPT_HEAVY, async () => {
-    const { user, password } = await userWithPassword(h);
-    // 45 failures from 9 other addresses, as the throttle stores them (one scrypt each would take minutes on a busy
-    // machine)...
-    for (let i = 0; i < 45; i++) await insertLoginAttempt(h.db.db, accountBucket(user.id, user.username), h.clock.now() - 60_000);
-    // ...and 5 real ones from a tenth address, each within its own budget, which take the account to 50.
-    const tenth = freshIp();
-    for (let i = 0; i < 5; i++) expect((await login(h, { user: user.username, password: `guess ${i}` }, tenth)).statusCode).toBe(422);
-    // A fresh address is slowed to one failure...
-    const slowed = freshIp();
-    expect((await login(h, { user: user.username, password: 'guess 51' }, slowed)).statusCode).toBe(422);
-    const refused = await login(h, { user: user.username, password }, slowed);
-    expect(refused.statusCode).toBe(429);
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
-    // ...but every other address still gets its attempt, so the owner is never locked out.
-    expect((await login(h, { user: user.username, password }, freshIp())).statusCode).toBe(200);
-    // Another account is not affected by this one's attack.
-    const other = await userWithPassword(h);
-    const ip = freshIp();
-    for (let i = 0; i < 2; i++) expect((await login(h, { user: other.user.username, password: 'nope nope' }, ip)).statusCode).toBe(422);
-    expect((await login(h, { user: other.user.username, password: other.password }, ip)).statusCode).toBe(200);
-    // The attack's failures age out with the window.
-    h.clock.advance(15 * 60_000 + 1000);
-    const later = freshIp();
-    for (let i = 0; i < 4; i++) expect((await login(h, { user: user.username, password: 'nope nope' }, later)).statusCode).toBe(422);
-    expect((await login(h, { user: user.username, password }, later)).statusCode).toBe(200);
-  });
+  it(
+    'past 50 failures from all addresses, each address gets 1 failure in 15 minutes on that account, and still its first attempt',
+    SCRYPT_HEAVY,
+    async () => {
+      const { user, password } = await userWithPassword(h);
+      // 45 failures from 9 other addresses, as the throttle stores them (one scrypt each would take minutes on a busy
+      // machine)...
+      for (let i = 0; i < 45; i++)
+        await insertLoginAttempt(h.db.db, accountBucket(user.id, user.username), h.clock.now() - 60_000);
+      // ...and 5 real ones from a tenth address, each within its own budget, which take the account to 50.
+      const tenth = freshIp();
+      for (let i = 0; i < 5; i++)
+        expect((await login(h, { user: user.username, password: `guess ${i}` }, tenth)).statusCode).toBe(422);
+      // A fresh address is slowed to one failure...
+      const slowed = freshIp();
+      expect((await login(h, { user: user.username, password: 'guess 51' }, slowed)).statusCode).toBe(422);
+      const refused = await login(h, { user: user.username, password }, slowed);
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(14 * 60);
+      // ...but every other address still gets its attempt, so the owner is never locked out.
+      expect((await login(h, { user: user.username, password }, freshIp())).statusCode).toBe(200);
+      // Another account is not affected by this one's attack.
+      const other = await userWithPassword(h);
+      const ip = freshIp();
+      for (let i = 0; i < 2; i++)
+        expect((await login(h, { user: other.user.username, password: 'nope nope' }, ip)).statusCode).toBe(422);
+      expect((await login(h, { user: other.user.username, password: other.password }, ip)).statusCode).toBe(200);
+      // The attack's failures age out with the window.
+      h.clock.advance(15 * 60_000 + 1000);
+      const later = freshIp();
+      for (let i = 0; i < 4; i++)
+        expect((await login(h, { user: user.username, password: 'nope nope' }, later)).statusCode).toBe(422);
+      expect((await login(h, { user: user.username, password }, later)).statusCode).toBe(200);
+    },
+  );
 
   it('counts attempts in the database: another instance on the same database refuses the same pair', SCRYPT_HEAVY, async () => {
     const { user, password } = await userWithPassword(h);
@@ -164,14 +180,31 @@ describeEachDatabase('sign-in', (database) => {
       const ip = freshIp();
       for (let i = 0; i < 5; i++) {
         const app = i % 2 ? other : h.app;
-        const res = await app.inject({ method: 'POST', url: '/auth/login', payload: { user: user.username, password: 'nope nope' }, remoteAddress: ip });
+        const res = await app.inject({
+          method: 'POST',
+          url: '/auth/login',
+          payload: { user: user.username, password: 'nope nope' },
+          remoteAddress: ip,
+        });
         expect(res.statusCode).toBe(422);
       }
-      const refused = await other.inject({ method: 'POST', url: '/auth/login', payload: { user: user.username, password }, remoteAddress: ip });
+      const refused = await other.inject({
+        method: 'POST',
+        url: '/auth/login',
+        payload: { user: user.username, password },
+        remoteAddress: ip,
+      });
       expect(refused.statusCode).toBe(429);
       expect((await login(h, { user: user.username, password }, ip)).statusCode).toBe(429);
       expect(
-        (await other.inject({ method: 'POST', url: '/auth/login', payload: { user: user.username, password }, remoteAddress: freshIp() })).statusCode,
+        (
+          await other.inject({
+            method: 'POST',
+            url: '/auth/login',
+            payload: { user: user.username, password },
+            remoteAddress: freshIp(),
+          })
+        ).statusCode,
       ).toBe(200);
     } finally {
       await other.close();
@@ -186,9 +219,14 @@ describeEachDatabase('sign-in', (database) => {
       expect(res.statusCode).toBe(422);
     }
     // The same /64 written another way (leading zeros, full form) is the same bucket.
-    const sameNet = `${prefix.split(':').map((g) => g.padStart(4, '0')).join(':')}:0:0:0:ff`;
+    const sameNet = `${prefix
+      .split(':')
+      .map((g) => g.padStart(4, '0'))
+      .join(':')}:0:0:0:ff`;
     expect((await login(h, { user: user.username, password }, sameNet)).statusCode).toBe(429);
-    expect((await login(h, { user: user.username, password }, `2001:db8:ffff:${randomBytes(2).toString('hex')}::1`)).statusCode).toBe(200);
+    expect(
+      (await login(h, { user: user.username, password }, `2001:db8:ffff:${randomBytes(2).toString('hex')}::1`)).statusCode,
+    ).toBe(200);
   });
 
   it('throttles an address: 20 attempts a minute, whatever the accounts', SCRYPT_HEAVY, async () => {

@@ -66,7 +66,9 @@ describeEachDatabase('websocket backpressure', (database) => {
       slow.once('error', reject);
     });
     const slowClosed = new Promise<number>((resolve) => slow.on('close', (code) => resolve(code)));
-    const authed = new Promise<void>((resolve) => slow.on('message', (data: Buffer) => String(data).includes('auth success') && resolve()));
+    const authed = new Promise<void>((resolve) =>
+      slow.on('message', (data: Buffer) => String(data).includes('auth success') && resolve()),
+    );
     slow.send(JSON.stringify({ event: 'auth', args: [(await websocketCredentials(h, owner.token, server)).token] }));
     await authed;
     (slow as unknown as { _socket: Socket })._socket.pause();

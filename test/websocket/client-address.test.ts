@@ -34,9 +34,9 @@ describeEachDatabase('websocket actions and the client address', (database) => {
   }
 
   const entries = async (server: ServerRow) =>
-    (await h.db.db.selectFrom('activity_logs').select(['event', 'ip']).where('server_id', '=', server.id).orderBy('id').execute()).map(
-      (r) => [r.event, r.ip],
-    );
+    (
+      await h.db.db.selectFrom('activity_logs').select(['event', 'ip']).where('server_id', '=', server.id).orderBy('id').execute()
+    ).map((r) => [r.event, r.ip]);
 
   it('logs a power action through the trusted proxy with the forwarded address, and from elsewhere with the socket’s', async () => {
     const { owner, server } = await h.make.ownedServer({ startup: ECHO_STARTUP });

@@ -42,7 +42,13 @@ function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
  * --memory, --cpu and --disk default to 0 (unlimited); --pids to null, the daemon's default (512 when
  * confined); --inodes to null, 1 per 4 KiB of the disk limit (SPEC 10).
  */
-export function parseLimits(options: { memory?: string; cpu?: string; disk?: string; pids?: string; inodes?: string }): ServerLimits {
+export function parseLimits(options: {
+  memory?: string;
+  cpu?: string;
+  disk?: string;
+  pids?: string;
+  inodes?: string;
+}): ServerLimits {
   const orZero = (flag: 'memory' | 'cpu' | 'disk') => {
     const value = options[flag];
     return value === undefined ? 0 : parseLimitFlag(flag, value);

@@ -97,7 +97,9 @@ export class LocalDaemon implements Daemon {
       ...(opts.consoleLogBytes !== undefined ? { consoleLogBytes: opts.consoleLogBytes } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
     });
-    this.usage = new UsageSampler({ onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, 'could not read a server\'s usage') });
+    this.usage = new UsageSampler({
+      onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not read a server's usage"),
+    });
     this.diskWatch = new DiskWatch({
       ...(opts.diskWatchIntervalMs !== undefined ? { intervalMs: opts.diskWatchIntervalMs } : {}),
       measure: (server) => this.volumeUsage(server, 0),
@@ -253,9 +255,9 @@ export class LocalDaemon implements Daemon {
   private async stopOverDiskLimit(server: DaemonServer, detail: string): Promise<void> {
     if (this.processes.state(server.uuid) === 'offline') return;
     this.logger.warn({ serverUuid: server.uuid, detail }, 'server passed its disk limit; stopping it');
-    await fs.appendFile(path.join(this.paths.logs, `${server.uuid}.log`), `${DISK_LIMIT_LINE}\n`).catch((err: unknown) =>
-      this.logger.warn({ err, serverUuid: server.uuid }, 'could not write to the console log'),
-    );
+    await fs
+      .appendFile(path.join(this.paths.logs, `${server.uuid}.log`), `${DISK_LIMIT_LINE}\n`)
+      .catch((err: unknown) => this.logger.warn({ err, serverUuid: server.uuid }, 'could not write to the console log'));
     for (const listener of this.diskLimitListeners) {
       try {
         listener(server.uuid);
@@ -263,9 +265,11 @@ export class LocalDaemon implements Daemon {
         this.logger.error({ err, serverUuid: server.uuid }, 'a disk-limit listener failed');
       }
     }
-    await this.processes.stop(this.supervised(server)).catch((err: unknown) =>
-      this.logger.error({ err, serverUuid: server.uuid }, 'could not stop a server over its disk limit'),
-    );
+    await this.processes
+      .stop(this.supervised(server))
+      .catch((err: unknown) =>
+        this.logger.error({ err, serverUuid: server.uuid }, 'could not stop a server over its disk limit'),
+      );
   }
 
   /** Told when a running server was stopped for passing its disk or inode limit (SPEC 10). */
@@ -339,7 +343,9 @@ export class LocalDaemon implements Daemon {
     }
     const over = overLimit(usage, server.limits);
     if (over === null) return;
-    throw new DaemonBusyError(`This server is using more disk space than its limit allows (${over}); delete files before ${before}.`);
+    throw new DaemonBusyError(
+      `This server is using more disk space than its limit allows (${over}); delete files before ${before}.`,
+    );
   }
 
   async sendCommand(server: DaemonServer, line: string): Promise<void> {

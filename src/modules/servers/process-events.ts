@@ -15,7 +15,9 @@ interface Logger {
 /** Subscribes; returns the unsubscribe. */
 export function recordProcessEvents(deps: Pick<AppDeps, 'db' | 'clock' | 'daemon'>, logger: Logger): () => void {
   const record = (event: string) => (serverUuid: string) => {
-    void recordSystemEvent(deps, serverUuid, event).catch((err: unknown) => logger.error({ err, serverUuid }, `could not log ${event}`));
+    void recordSystemEvent(deps, serverUuid, event).catch((err: unknown) =>
+      logger.error({ err, serverUuid }, `could not log ${event}`),
+    );
   };
   const unsubscribes = [
     deps.daemon.onOutOfMemory(record('server:process.oom')),

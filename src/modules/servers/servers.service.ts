@@ -89,4 +89,10 @@ export function serverLimits(
   return row.inodes === null || row.inodes === undefined ? limits : { ...limits, inodes: row.inodes };
 }
 
-export const SERVER_STATUSES: readonly (ServerStatus | null)[] = [null, 'installing', 'install_failed', 'suspended', 'restoring_backup'];
+export const SERVER_STATUSES: readonly (ServerStatus | null)[] = [
+  null,
+  'installing',
+  'install_failed',
+  'suspended',
+  'restoring_backup',
+];

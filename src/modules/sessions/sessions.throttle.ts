@@ -85,7 +85,9 @@ export const accountBucket = (userId: number | null, input: string) =>
 
 /** An account's attempts from one address (hashed: the pair must fit the bucket column, and names are kept hashed anyway). */
 export const pairBucket = (account: string, ip: string) =>
-  `pair:${createHash('sha256').update(`${account}|${addressKey(ip)}`).digest('base64url')}`;
+  `pair:${createHash('sha256')
+    .update(`${account}|${addressKey(ip)}`)
+    .digest('base64url')}`;
 
 /** Records an attempt in `bucket`; throws SignInThrottledError (and records nothing) when the bucket is full. */
 export async function takeAttempt(db: Queryable, bucket: string, throttle: Throttle, now: number): Promise<number> {
@@ -115,6 +117,11 @@ export async function forgetAttempts(db: Queryable, pair: string, accountAttempt
 
 /** Attempts older than every window count for nothing any more. */
 export function pruneAttempts(db: Queryable, now: number): Promise<void> {
-  const longest = Math.max(ADDRESS_THROTTLE.windowMs, PAIR_THROTTLE.windowMs, ACCOUNT_CEILING.windowMs, PAIR_UNDER_ATTACK.windowMs);
+  const longest = Math.max(
+    ADDRESS_THROTTLE.windowMs,
+    PAIR_THROTTLE.windowMs,
+    ACCOUNT_CEILING.windowMs,
+    PAIR_UNDER_ATTACK.windowMs,
+  );
   return deleteLoginAttemptsBefore(db, now - longest);
 }

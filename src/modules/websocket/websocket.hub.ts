@@ -5,7 +5,13 @@ import type { ServerRow } from '../../db/schema.js';
 import type { Permission } from '../../http/permissions.js';
 import type { ServerEvent } from '../../server-events.js';
 import { daemonServer } from '../servers/servers.service.js';
-import { ConsoleThrottle, DEFAULT_THROTTLE, THROTTLE_MESSAGE, THROTTLE_STOP_MESSAGE, type ThrottleSettings } from './console-throttle.js';
+import {
+  ConsoleThrottle,
+  DEFAULT_THROTTLE,
+  THROTTLE_MESSAGE,
+  THROTTLE_STOP_MESSAGE,
+  type ThrottleSettings,
+} from './console-throttle.js';
 import { CLOSE, OUTBOUND } from './websocket.frames.js';
 import { findServersByUuids } from './websocket.repository.js';
 import { recheckSocketAccess, type WebsocketDeps } from './websocket.service.js';
@@ -169,7 +175,9 @@ export class SocketHub implements SessionHost {
     this.log.warn({ serverUuid: target.uuid }, 'stopping server instance, violating throttle limits');
     this.deps.daemon
       .power(target, 'stop')
-      .catch((err: unknown) => this.log.error({ err, serverUuid: target.uuid }, 'could not stop a server that violated the throttle limits'))
+      .catch((err: unknown) =>
+        this.log.error({ err, serverUuid: target.uuid }, 'could not stop a server that violated the throttle limits'),
+      )
       .finally(() => throttle.reset());
   }
 
@@ -232,7 +240,10 @@ export class SocketHub implements SessionHost {
     this.polling = true;
     try {
       const channels = [...this.channels.values()];
-      const rows = await findServersByUuids(this.deps.db, channels.map((c) => c.server.uuid));
+      const rows = await findServersByUuids(
+        this.deps.db,
+        channels.map((c) => c.server.uuid),
+      );
       const byUuid = new Map(rows.map((row) => [row.uuid, row]));
       let ownerChanged = false;
       for (const channel of channels) {

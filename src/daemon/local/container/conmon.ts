@@ -26,7 +26,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** Where distributions put conmon (Debian: /usr/bin; Podman's own builds: /usr/libexec/podman). */
-const CONMON_PATHS = ['/usr/bin/conmon', '/usr/local/bin/conmon', '/usr/libexec/podman/conmon', '/usr/local/libexec/podman/conmon'];
+const CONMON_PATHS = [
+  '/usr/bin/conmon',
+  '/usr/local/bin/conmon',
+  '/usr/libexec/podman/conmon',
+  '/usr/local/libexec/podman/conmon',
+];
 /** `runc create` on a loaded 2-core machine takes well under a second; this bounds a conmon that never answers. */
 const CREATE_TIMEOUT_MS = 30_000;
 
@@ -86,28 +91,48 @@ export async function startMonitored(options: {
   const { files } = options;
   await fs.promises.mkdir(options.runcRoot, { recursive: true, mode: 0o700 });
   await fs.promises.mkdir(files.exitDir, { recursive: true, mode: 0o700 });
-  await Promise.all([files.containerPidFile, files.conmonPidFile, exitFile(files.exitDir, options.id)].map((file) => fs.promises.rm(file, { force: true })));
+  await Promise.all(
+    [files.containerPidFile, files.conmonPidFile, exitFile(files.exitDir, options.id)].map((file) =>
+      fs.promises.rm(file, { force: true }),
+    ),
+  );
   const args = [
-    '--api-version', '1',
-    '-c', options.id,
-    '-u', options.id,
-    '-n', options.id,
-    '-r', options.runc,
-    '--runtime-arg', `--root=${options.runcRoot}`,
-    '--runtime-arg', `--log=${files.runcLog}`,
-    '--runtime-arg', '--log-format=json',
-    '-b', options.bundleDir,
-    '-p', files.containerPidFile,
-    '-P', files.conmonPidFile,
-    '--exit-dir', files.exitDir,
-    '-l', `k8s-file:${files.log}`,
-    '--log-size-max', String(Math.max(options.logSizeMax, 4096)),
+    '--api-version',
+    '1',
+    '-c',
+    options.id,
+    '-u',
+    options.id,
+    '-n',
+    options.id,
+    '-r',
+    options.runc,
+    '--runtime-arg',
+    `--root=${options.runcRoot}`,
+    '--runtime-arg',
+    `--log=${files.runcLog}`,
+    '--runtime-arg',
+    '--log-format=json',
+    '-b',
+    options.bundleDir,
+    '-p',
+    files.containerPidFile,
+    '-P',
+    files.conmonPidFile,
+    '--exit-dir',
+    files.exitDir,
+    '-l',
+    `k8s-file:${files.log}`,
+    '--log-size-max',
+    String(Math.max(options.logSizeMax, 4096)),
     // A pipe for the container's stdin, its write end held by conmon: the server never reads EOF while
     // conmon lives, and the service writes to it through /proc/<container pid>/fd/0 (the same pipe).
     '-i',
-    '--socket-dir-path', options.bundleDir,
+    '--socket-dir-path',
+    options.bundleDir,
     // Its `oom` and `exit` files go here, not to its working folder (the service's).
-    '-0', options.bundleDir,
+    '-0',
+    options.bundleDir,
     '--no-sync-log',
   ];
   const child = spawn(options.conmon, args, {
@@ -124,7 +149,10 @@ export async function startMonitored(options: {
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4096)));
   const answer = await new Promise<string>((resolve, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new MonitorError(`conmon gave no answer within ${CREATE_TIMEOUT_MS} ms`)), CREATE_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new MonitorError(`conmon gave no answer within ${CREATE_TIMEOUT_MS} ms`)),
+      CREATE_TIMEOUT_MS,
+    );
     const done = (value: string | Error) => {
       clearTimeout(timer);
       if (value instanceof Error) reject(value);
@@ -150,7 +178,8 @@ export async function startMonitored(options: {
     throw new MonitorError(`conmon answered something unexpected: ${answer}`);
   }
   if (typeof parsed.data !== 'number' || parsed.data <= 0) {
-    const reason = (await lastRuncError(files.runcLog)) ?? (typeof parsed.message === 'string' ? parsed.message.trim() : 'no reason given');
+    const reason =
+      (await lastRuncError(files.runcLog)) ?? (typeof parsed.message === 'string' ? parsed.message.trim() : 'no reason given');
     throw new MonitorError(`runc could not create ${options.id}: ${reason}`);
   }
   const conmonPid = Number((await fs.promises.readFile(files.conmonPidFile, 'utf8').catch(() => '0')).trim());

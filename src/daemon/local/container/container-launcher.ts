@@ -71,7 +71,13 @@ export class ContainerLauncher implements ServerLauncher {
       await network.detach(target.uuid).catch(() => undefined);
       throw err;
     });
-    return { pid: started.pid, stdin: started.stdin, exited: started.exit.exited, container: started.id, stopWatching: () => started.exit.detach() };
+    return {
+      pid: started.pid,
+      stdin: started.stdin,
+      exited: started.exit.exited,
+      container: started.id,
+      stopWatching: () => started.exit.detach(),
+    };
   }
 
   adopt(serverUuid: string, record: RecordedGroup): LaunchedProcess | null {

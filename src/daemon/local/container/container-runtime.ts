@@ -84,7 +84,10 @@ export interface ContainmentWarner {
 }
 
 /** Null = run unconfined (`off`, or `auto` where the machine cannot confine: warned once). Throws for `on` without the means. */
-export async function resolveContainment(settings: ContainmentSettings, log: ContainmentWarner): Promise<ContainerRuntime | null> {
+export async function resolveContainment(
+  settings: ContainmentSettings,
+  log: ContainmentWarner,
+): Promise<ContainerRuntime | null> {
   if (settings.mode === 'off') return null;
   const runtime = await tryContainment(settings, log);
   if ('runtime' in runtime) return runtime.runtime;
@@ -96,7 +99,10 @@ export async function resolveContainment(settings: ContainmentSettings, log: Con
   return null;
 }
 
-async function tryContainment(settings: ContainmentSettings, log: ContainmentWarner): Promise<{ runtime: ContainerRuntime } | { reason: string }> {
+async function tryContainment(
+  settings: ContainmentSettings,
+  log: ContainmentWarner,
+): Promise<{ runtime: ContainerRuntime } | { reason: string }> {
   const ownUid = process.getuid?.();
   if (settings.uid === ownUid) return { reason: `SERVER_UID ${settings.uid} is the service's own uid` };
   const range = settings.uidRange ?? null;

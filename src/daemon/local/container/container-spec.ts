@@ -32,8 +32,7 @@ const CPU_PERIOD_US = 100_000;
  * plain process group's (supervisor.ts, `afterExit`).
  */
 export const INIT_SCRIPT =
-  'sh -c "$1"; s=$?; ' +
-  'case $s in 129|130|143) while set -- /proc/[0-9]*; [ $# -gt 1 ]; do sleep 0.1; done ;; esac; exit $s';
+  'sh -c "$1"; s=$?; ' + 'case $s in 129|130|143) while set -- /proc/[0-9]*; [ $# -gt 1 ]; do sleep 0.1; done ;; esac; exit $s';
 
 /** Game servers (Java above all) keep many files and sockets open; 1024 is too few for a busy one. */
 const NOFILE_LIMIT = 65_536;
@@ -65,7 +64,8 @@ const READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/pro
  * recreated as the same link in the root, so it resolves into the bound /usr
  * exactly as on the host.
  */
-export type SystemDir = { readonly path: string; readonly kind: 'dir' } | { readonly path: string; readonly kind: 'symlink'; readonly target: string };
+export type SystemDir =
+  { readonly path: string; readonly kind: 'dir' } | { readonly path: string; readonly kind: 'symlink'; readonly target: string };
 
 export interface HostLayout {
   readonly systemDirs: readonly SystemDir[];
@@ -123,7 +123,8 @@ export interface ContainerOptions {
 
 /** Container ids are runc's `[\w+.-]`; a uuid (or any safe name) becomes `quetzal-<uuid>`. */
 export function containerId(serverUuid: string): string {
-  if (!/^[A-Za-z0-9][\w.+-]{0,100}$/.test(serverUuid)) throw new Error(`not a usable container name: ${JSON.stringify(serverUuid)}`);
+  if (!/^[A-Za-z0-9][\w.+-]{0,100}$/.test(serverUuid))
+    throw new Error(`not a usable container name: ${JSON.stringify(serverUuid)}`);
   return `quetzal-${serverUuid}`;
 }
 
@@ -155,7 +156,12 @@ export function containerSpec(options: ContainerOptions): Record<string, unknown
       ],
       noNewPrivileges: true,
     },
-    mounts: [...kernelMounts(options.tmpMiB ?? DEFAULT_TMP_MIB), ...systemMounts(host), ...resolverMount(options.resolvConf), volumeMount(options.volumeDir)],
+    mounts: [
+      ...kernelMounts(options.tmpMiB ?? DEFAULT_TMP_MIB),
+      ...systemMounts(host),
+      ...resolverMount(options.resolvConf),
+      volumeMount(options.volumeDir),
+    ],
     linux: {
       namespaces: [
         { type: 'pid' },
@@ -178,7 +184,8 @@ export function containerSpec(options: ContainerOptions): Record<string, unknown
 
 function assertValidLimits(limits: ContainerLimits): void {
   for (const [name, value] of Object.entries(limits)) {
-    if (!Number.isSafeInteger(value) || value < 0) throw new Error(`limit ${name} must be a whole number ≥ 0, not ${String(value)}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new Error(`limit ${name} must be a whole number ≥ 0, not ${String(value)}`);
   }
 }
 
@@ -237,7 +244,9 @@ function systemMounts(host: HostLayout): object[] {
 /** After the system binds: over /etc/resolv.conf (or, through its link, the file it names). */
 function resolverMount(resolvConf: string | undefined): object[] {
   if (resolvConf === undefined) return [];
-  return [{ destination: '/etc/resolv.conf', type: 'bind', source: resolvConf, options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'] }];
+  return [
+    { destination: '/etc/resolv.conf', type: 'bind', source: resolvConf, options: ['bind', 'ro', 'nosuid', 'nodev', 'noexec'] },
+  ];
 }
 
 function volumeMount(volumeDir: string): object {
@@ -268,7 +277,8 @@ export function maskedHostPaths(hiddenPaths: readonly string[], systemDirs: read
     if (!path.isAbsolute(hidden)) throw new Error(`hidden paths must be absolute: ${hidden}`);
     for (const dir of systemDirs) {
       if (dir.kind !== 'dir') continue;
-      if (isWithin(dir.path, hidden)) throw new Error(`${hidden} holds the system folder ${dir.path}: it cannot be hidden from a container`);
+      if (isWithin(dir.path, hidden))
+        throw new Error(`${hidden} holds the system folder ${dir.path}: it cannot be hidden from a container`);
       if (isWithin(hidden, dir.path)) masked.push(path.resolve(hidden));
     }
   }

@@ -110,7 +110,8 @@ export class Runc {
 
 function parseState(raw: unknown): ContainerState {
   const value = raw as Partial<Record<keyof ContainerState, unknown>>;
-  if (typeof value.id !== 'string' || typeof value.status !== 'string') throw new Error(`runc printed an unexpected state: ${JSON.stringify(raw)}`);
+  if (typeof value.id !== 'string' || typeof value.status !== 'string')
+    throw new Error(`runc printed an unexpected state: ${JSON.stringify(raw)}`);
   return {
     id: value.id,
     pid: typeof value.pid === 'number' ? value.pid : 0,

@@ -47,7 +47,12 @@ export interface ConsoleCapture {
   readonly logSizeMax: number;
 }
 
-export async function startServerContainer(runc: Runc, runDir: string, options: ContainerOptions, capture: ConsoleCapture): Promise<StartedContainer> {
+export async function startServerContainer(
+  runc: Runc,
+  runDir: string,
+  options: ContainerOptions,
+  capture: ConsoleCapture,
+): Promise<StartedContainer> {
   const id = containerId(options.serverUuid);
   if ((await runc.state(id)) !== null) throw new ContainerExistsError(id);
   const paths = bundlePaths(runDir, options.serverUuid);
@@ -59,7 +64,13 @@ export async function startServerContainer(runc: Runc, runDir: string, options: 
     runcRoot: runc.stateRoot,
     id,
     bundleDir: paths.dir,
-    files: { log: capture.logPath, exitDir: paths.exitDir, conmonPidFile: paths.conmonPidFile, containerPidFile: paths.pidFile, runcLog: paths.runcLog },
+    files: {
+      log: capture.logPath,
+      exitDir: paths.exitDir,
+      conmonPidFile: paths.conmonPidFile,
+      containerPidFile: paths.pidFile,
+      runcLog: paths.runcLog,
+    },
     logSizeMax: capture.logSizeMax,
   });
   // Watched before the start: a startup command that ends at once (`sh -c true`) is an exit, not a failure to start.

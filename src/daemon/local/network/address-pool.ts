@@ -24,7 +24,6 @@ export interface ServerSubnet {
   readonly hostInterface: string;
 }
 
-
 /** The pool's `index`-th subnet. */
 export function subnetAt(pool: AddressPool, index: number): ServerSubnet {
   if (!Number.isInteger(index) || index < 0 || index >= pool.subnets)

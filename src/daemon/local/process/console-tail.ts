@@ -309,7 +309,7 @@ class ConsoleTail {
       // Shorter than where we were: not the copy of what we were reading (truncated by someone else).
       if (size <= from) return;
       const buffer = Buffer.allocUnsafe(READ_CHUNK);
-      for (let position = from; position < size && !this.closed; ) {
+      for (let position = from; position < size && !this.closed;) {
         const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_CHUNK, size - position), position);
         if (bytesRead === 0) break;
         position += bytesRead;
@@ -350,7 +350,8 @@ class ConsoleTail {
     this.cutting = false;
     if (skipped) return; // the tail of a line we jumped into
     const record = parseConsoleRecord(raw);
-    if (this.joined.length < CONSOLE_LINE_MAX_CHARS) this.joined += record.text.slice(0, CONSOLE_LINE_MAX_CHARS - this.joined.length);
+    if (this.joined.length < CONSOLE_LINE_MAX_CHARS)
+      this.joined += record.text.slice(0, CONSOLE_LINE_MAX_CHARS - this.joined.length);
     if (!record.ends) return;
     const line = this.joined.endsWith('\r') ? this.joined.slice(0, -1) : this.joined;
     this.joined = '';

@@ -223,7 +223,9 @@ export class DiskUsageCache<T = VolumeUsage> {
   private readonly measured = new Map<string, Measurement<T>>();
   private readonly running = new Map<string, { promise: Promise<T>; startedAt: number }>();
 
-  constructor(private readonly measure: (dir: string) => Promise<T> = measureDiskUsage as unknown as (dir: string) => Promise<T>) {}
+  constructor(
+    private readonly measure: (dir: string) => Promise<T> = measureDiskUsage as unknown as (dir: string) => Promise<T>,
+  ) {}
 
   /**
    * What `dir` takes: the last figure when its walk began less than

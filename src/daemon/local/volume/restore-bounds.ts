@@ -15,7 +15,11 @@ type MeasureVolume = () => Promise<VolumeUsage>;
  * now; a file the archive overwrites is counted twice (its old and new size),
  * which can refuse a merge that would have fit, never let one past it.
  */
-export async function restoreByteBound(limits: ServerLimits | undefined, truncate: boolean, measure: MeasureVolume): Promise<number | undefined> {
+export async function restoreByteBound(
+  limits: ServerLimits | undefined,
+  truncate: boolean,
+  measure: MeasureVolume,
+): Promise<number | undefined> {
   const limit = diskLimitBytes(limits);
   if (limit === null) return undefined;
   if (truncate) return limit;

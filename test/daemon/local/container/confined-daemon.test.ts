@@ -38,11 +38,16 @@ async function confinedDaemon(
     { warn: () => undefined },
   );
   if (runtime === null) throw new Error('containment was not resolved');
-  const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500, containers: runtime, ...(process.env.DEBUG_DAEMON ? { logger: { info: console.log, warn: console.log, error: console.log } } : {}) });
+  const daemon = new LocalDaemon(dataDir, {
+    stopGraceMs: 500,
+    containers: runtime,
+    ...(process.env.DEBUG_DAEMON ? { logger: { info: console.log, warn: console.log, error: console.log } } : {}),
+  });
   await daemon.start();
   cleanups.push(async () => {
     await daemon.close();
-    for (const container of await runtime.runc.list()) await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
+    for (const container of await runtime.runc.list())
+      await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   return { daemon, runtime, dataDir };
@@ -66,7 +71,12 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 1
 }
 
 /** A container started the way the launcher does, but with no pid file: a service killed right after `runc start`. */
-async function containerWithoutPidFile(runtime: ContainerRuntime, dataDir: string, serverUuid: string, startup = 'exec sleep 1000') {
+async function containerWithoutPidFile(
+  runtime: ContainerRuntime,
+  dataDir: string,
+  serverUuid: string,
+  startup = 'exec sleep 1000',
+) {
   const volumeDir = path.join(dataDir, 'volumes', serverUuid);
   fs.mkdirSync(volumeDir, { recursive: true });
   fs.chownSync(volumeDir, SERVER_UID, SERVER_UID);
@@ -94,7 +104,9 @@ async function containerWithoutPidFile(runtime: ContainerRuntime, dataDir: strin
 
 /** The pid file a dead instance leaves for a container it ran. */
 function deadOwnersPidFile(pidFile: string, pid: number, serverUuid: string, command: string): void {
-  const startTime = readStat(pid).slice(readStat(pid).lastIndexOf(')') + 2).split(' ')[19];
+  const startTime = readStat(pid)
+    .slice(readStat(pid).lastIndexOf(')') + 2)
+    .split(' ')[19];
   fs.writeFileSync(
     pidFile,
     `${JSON.stringify({
@@ -121,7 +133,9 @@ describe('the local daemon with containment on', () => {
     await eventually(() => written(path.join(volume, 'cwd.txt')), 5_000, 'the probe wrote its files');
     expect(fs.readFileSync(path.join(volume, 'uid.txt'), 'utf8').trim()).toBe(String(SERVER_UID));
     expect(fs.readFileSync(path.join(volume, 'cwd.txt'), 'utf8').trim()).toBe('/home/container');
-    const pidFile = JSON.parse(fs.readFileSync(path.join(daemon.paths.run, `${target.uuid}.pid`), 'utf8')) as { container: string };
+    const pidFile = JSON.parse(fs.readFileSync(path.join(daemon.paths.run, `${target.uuid}.pid`), 'utf8')) as {
+      container: string;
+    };
     expect(pidFile.container).toBe(containerId(target.uuid));
     await daemon.power(target, 'kill');
     expect(await daemon.state(target)).toBe('offline');
@@ -159,7 +173,8 @@ describe('the local daemon with containment on', () => {
     await daemon.prepareVolume(target);
     await daemon.restoreBackup(target, { uuid: backupUuid, sha1: archive.sha1 }, { truncate: true });
     const volume = daemon.volumeDir(target.uuid);
-    for (const entry of ['', 'plugins', 'plugins/config.yml']) expect(fs.lstatSync(path.join(volume, entry)).uid, entry || 'the volume').toBe(SERVER_UID);
+    for (const entry of ['', 'plugins', 'plugins/config.yml'])
+      expect(fs.lstatSync(path.join(volume, entry)).uid, entry || 'the volume').toBe(SERVER_UID);
   });
 
   it('at start, removes a container no pid file accounts for and a bundle with no container', async () => {
@@ -168,17 +183,21 @@ describe('the local daemon with containment on', () => {
     const started = await containerWithoutPidFile(runtime, dataDir, orphan);
     const stray = randomUUID();
     const strayBundle = bundlePaths(daemon.paths.run, stray);
-    await writeBundle(strayBundle, containerSpec({
-      serverUuid: stray,
-      startup: 'true',
-      volumeDir: daemon.volumeDir(stray),
-      uid: SERVER_UID,
-      gid: SERVER_UID,
-      limits: { memoryMiB: 0, cpuPercent: 0, pids: 0 },
-      cgroupsPath: defaultCgroupsPath(stray),
-      hiddenPaths: [],
-      host: runtime.host,
-    }), runtime.host);
+    await writeBundle(
+      strayBundle,
+      containerSpec({
+        serverUuid: stray,
+        startup: 'true',
+        volumeDir: daemon.volumeDir(stray),
+        uid: SERVER_UID,
+        gid: SERVER_UID,
+        limits: { memoryMiB: 0, cpuPercent: 0, pids: 0 },
+        cgroupsPath: defaultCgroupsPath(stray),
+        hiddenPaths: [],
+        host: runtime.host,
+      }),
+      runtime.host,
+    );
     expect((await runtime.runc.list()).map((c) => c.id)).toContain(containerId(orphan));
 
     // What the next service does first.
@@ -190,31 +209,41 @@ describe('the local daemon with containment on', () => {
     expect(fs.existsSync(`/proc/${started.pid}`) && !/^\S+ \S+ [ZX]/.test(readStat(started.pid))).toBe(false);
   });
 
-  it('at start, removes a container created but never started (a SIGKILL between conmon\'s create and runc start), and its conmon goes', async () => {
+  it("at start, removes a container created but never started (a SIGKILL between conmon's create and runc start), and its conmon goes", async () => {
     const { daemon, runtime, dataDir } = await confinedDaemon();
     const serverUuid = randomUUID();
     const volumeDir = path.join(dataDir, 'volumes', serverUuid);
     fs.mkdirSync(volumeDir, { recursive: true });
     fs.chownSync(volumeDir, SERVER_UID, SERVER_UID);
     const paths = bundlePaths(daemon.paths.run, serverUuid);
-    await writeBundle(paths, containerSpec({
-      serverUuid,
-      startup: 'touch started.txt; exec sleep 1000',
-      volumeDir,
-      uid: SERVER_UID,
-      gid: SERVER_UID,
-      limits: { memoryMiB: 0, cpuPercent: 0, pids: 64 },
-      cgroupsPath: defaultCgroupsPath(serverUuid),
-      hiddenPaths: [dataDir],
-      host: runtime.host,
-    }), runtime.host);
+    await writeBundle(
+      paths,
+      containerSpec({
+        serverUuid,
+        startup: 'touch started.txt; exec sleep 1000',
+        volumeDir,
+        uid: SERVER_UID,
+        gid: SERVER_UID,
+        limits: { memoryMiB: 0, cpuPercent: 0, pids: 64 },
+        cgroupsPath: defaultCgroupsPath(serverUuid),
+        hiddenPaths: [dataDir],
+        host: runtime.host,
+      }),
+      runtime.host,
+    );
     const created = await startMonitored({
       conmon: runtime.conmon,
       runc: runtime.runc.binary,
       runcRoot: runtime.runc.stateRoot,
       id: containerId(serverUuid),
       bundleDir: paths.dir,
-      files: { log: path.join(daemon.paths.logs, `${serverUuid}.log`), exitDir: paths.exitDir, conmonPidFile: paths.conmonPidFile, containerPidFile: paths.pidFile, runcLog: paths.runcLog },
+      files: {
+        log: path.join(daemon.paths.logs, `${serverUuid}.log`),
+        exitDir: paths.exitDir,
+        conmonPidFile: paths.conmonPidFile,
+        containerPidFile: paths.pidFile,
+        runcLog: paths.runcLog,
+      },
       logSizeMax: 1024 * 1024,
     });
     expect((await runtime.runc.state(containerId(serverUuid)))?.status).toBe('created');
@@ -242,7 +271,11 @@ describe('the local daemon with containment on', () => {
     const record = JSON.parse(fs.readFileSync(pidFile, 'utf8')) as { pid: number; owner: { pid: number } };
     expect(record).toMatchObject({ pid: started.pid, owner: { pid: process.pid } });
     await daemon.sendCommand(target, 'after adoption');
-    await eventually(() => plainLog(path.join(daemon.paths.logs, `${target.uuid}.log`)).includes('got after adoption'), 5_000, 'the adopted console');
+    await eventually(
+      () => plainLog(path.join(daemon.paths.logs, `${target.uuid}.log`)).includes('got after adoption'),
+      5_000,
+      'the adopted console',
+    );
     expect(await daemon.consoleHistory(target, 10)).toEqual(['ready', 'got after adoption']);
     const resources = await daemon.resources(target);
     expect(resources.memoryBytes).toBeGreaterThan(0);
@@ -368,7 +401,7 @@ describe('a uid of its own per server (SERVER_UID_RANGE)', () => {
     await daemon.power(target, 'kill');
   });
 
-  it("a server given without its slot (a partial row) keeps the uid its volume was given, never the shared SERVER_UID", async () => {
+  it('a server given without its slot (a partial row) keeps the uid its volume was given, never the shared SERVER_UID', async () => {
     const { daemon } = await confinedDaemon(undefined, range);
     const target = withSlot(4, 'id -u > uid.txt; exec sleep 1000');
     await daemon.power(target, 'start');

@@ -11,7 +11,12 @@ import { Runc } from '../../../../src/daemon/local/container/runc.js';
 import { findConmon, MonitorError } from '../../../../src/daemon/local/container/conmon.js';
 import type { ContainerOptions } from '../../../../src/daemon/local/container/container-spec.js';
 import { inspectHostLayout } from '../../../../src/daemon/local/container/host-layout.js';
-import { ContainerExistsError, openContainerStdin, removeServerContainer, startServerContainer } from '../../../../src/daemon/local/container/server-container.js';
+import {
+  ContainerExistsError,
+  openContainerStdin,
+  removeServerContainer,
+  startServerContainer,
+} from '../../../../src/daemon/local/container/server-container.js';
 import { readLog, SERVER_UID, sleep, startProbe, useSandbox, waitFor } from './helpers.js';
 
 const sandbox = useSandbox();
@@ -95,7 +100,10 @@ describe('a confined server process', () => {
   });
 
   it('leaves nothing running after kill and delete, setsid escapes included', async () => {
-    const probe = await startProbe(sandbox(), "setsid sh -c 'while :; do date >> escaped.txt; sleep 0.2; done' & exec sleep 1000");
+    const probe = await startProbe(
+      sandbox(),
+      "setsid sh -c 'while :; do date >> escaped.txt; sleep 0.2; done' & exec sleep 1000",
+    );
     const escaped = path.join(probe.volumeDir, 'escaped.txt');
     await waitFor(() => fs.existsSync(escaped) && fs.statSync(escaped).size > 60, 'the escapee to write');
     await sandbox().runc.kill(probe.id, 'SIGKILL', { all: true });
@@ -107,7 +115,10 @@ describe('a confined server process', () => {
   });
 
   it('ends every process in it when its first process dies', async () => {
-    const probe = await startProbe(sandbox(), "setsid sh -c 'while :; do date >> escaped.txt; sleep 0.2; done' & exec sleep 1000");
+    const probe = await startProbe(
+      sandbox(),
+      "setsid sh -c 'while :; do date >> escaped.txt; sleep 0.2; done' & exec sleep 1000",
+    );
     const escaped = path.join(probe.volumeDir, 'escaped.txt');
     await waitFor(() => fs.existsSync(escaped), 'the escapee to write');
     // Only the first process: the PID namespace's end takes the rest with it.
@@ -143,16 +154,21 @@ describe('a confined server process', () => {
 
   it('refuses a second container for the same server', async () => {
     const probe = await startProbe(sandbox(), 'exec sleep 1000');
-    await expect(startServerContainer(sandbox().runc, sandbox().runDir, options(probe.serverUuid, probe.volumeDir), capture(probe.logFile))).rejects.toThrow(
-      ContainerExistsError,
-    );
+    await expect(
+      startServerContainer(sandbox().runc, sandbox().runDir, options(probe.serverUuid, probe.volumeDir), capture(probe.logFile)),
+    ).rejects.toThrow(ContainerExistsError);
     expect((await sandbox().runc.state(probe.id))?.status).toBe('running');
   });
 
   it("reports runc's reason for a failed start and leaves no container behind", async () => {
     const { runc, runDir, dataDir } = sandbox();
     const missing = path.join(dataDir, 'volumes', 'missing');
-    const failure = startServerContainer(runc, runDir, options('never-started', missing), capture(path.join(dataDir, 'console.log')));
+    const failure = startServerContainer(
+      runc,
+      runDir,
+      options('never-started', missing),
+      capture(path.join(dataDir, 'console.log')),
+    );
     await expect(failure).rejects.toThrow(MonitorError);
     await expect(failure).rejects.toThrow(new RegExp(`runc could not create quetzal-never-started: .*${missing}`));
     expect(await runc.list()).toEqual([]);

@@ -29,7 +29,11 @@ describe('the end of a container', () => {
   });
 
   it('reports SIGKILL for an out-of-memory kill, which the stats count', async () => {
-    const probe = await startProbe(sandbox(), `exec perl -e '$x = "a" x (400 * 1024 * 1024)'`, { memoryMiB: 64, cpuPercent: 0, pids: 0 });
+    const probe = await startProbe(sandbox(), `exec perl -e '$x = "a" x (400 * 1024 * 1024)'`, {
+      memoryMiB: 64,
+      cpuPercent: 0,
+      pids: 0,
+    });
     await expect(probe.exited).resolves.toEqual({ code: null, signal: 'SIGKILL' });
     // The cgroup stays until `runc delete`: the service reads the OOM count before removing the container.
     expect(readCgroupStats(sandbox().hierarchy, probe.cgroupsPath)?.oomKills).toBeGreaterThanOrEqual(1);
@@ -61,10 +65,7 @@ describe('the end of a container', () => {
   });
 
   it('leaves no descriptor of a host file in the box: the first process and the startup command hold pipes only (SPEC 10)', async () => {
-    const probe = await startProbe(
-      sandbox(),
-      'for p in $$ 1; do ls -l /proc/$p/fd | sed -n "s/.* -> /$p /p"; done; exit 0',
-    );
+    const probe = await startProbe(sandbox(), 'for p in $$ 1; do ls -l /proc/$p/fd | sed -n "s/.* -> /$p /p"; done; exit 0');
     await probe.exited;
     const entries = readLog(probe).trim().split('\n');
     expect(entries.length).toBeGreaterThanOrEqual(6);

@@ -142,7 +142,9 @@ export function plainLog(file: string): string {
   }
   const raw = text.split('\n');
   raw.pop();
-  return joinConsoleRecords(raw, Number.MAX_SAFE_INTEGER).map((line) => `${line}\n`).join('');
+  return joinConsoleRecords(raw, Number.MAX_SAFE_INTEGER)
+    .map((line) => `${line}\n`)
+    .join('');
 }
 
 /** Polls `check` until it holds; fails with `what` after `timeoutMs`. */

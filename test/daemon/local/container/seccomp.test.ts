@@ -42,7 +42,11 @@ describe('the seccomp profile as data', () => {
       args: [{ index: 0, value: CLONE_NAMESPACE_FLAGS, valueTwo: 0, op: 'SCMP_CMP_MASKED_EQ' }],
     });
     expect(CLONE_NAMESPACE_FLAGS).toBe(0x20000 | 0x2000000 | 0x4000000 | 0x8000000 | 0x10000000 | 0x20000000 | 0x40000000);
-    expect(rules.find((rule) => rule.names.includes('clone3'))).toEqual({ names: ['clone3'], action: 'SCMP_ACT_ERRNO', errnoRet: 38 });
+    expect(rules.find((rule) => rule.names.includes('clone3'))).toEqual({
+      names: ['clone3'],
+      action: 'SCMP_ACT_ERRNO',
+      errnoRet: 38,
+    });
     const personas = rules.filter((rule) => rule.names.includes('personality')).map((rule) => rule.args?.[0]?.value);
     expect(personas).toEqual([0, 0xffffffff]);
   });

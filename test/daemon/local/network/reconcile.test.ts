@@ -67,7 +67,9 @@ describe('server networks after a crash of the service', () => {
     expect(await daemon.state(target)).toBe('running');
     expect((await tcpAsk('127.0.0.1', port)).startsWith('crashed ')).toBe(true);
     expect(namespaces().filter((name) => name.endsWith(target.uuid))).toHaveLength(1);
-    expect(fs.readdirSync(path.join(dataDir, 'run/network')).filter((name) => name.endsWith('.json'))).toEqual([`${target.uuid}.json`]);
+    expect(fs.readdirSync(path.join(dataDir, 'run/network')).filter((name) => name.endsWith('.json'))).toEqual([
+      `${target.uuid}.json`,
+    ]);
     expect((nftTable(runtime.network.tableName) ?? '').match(new RegExp(`\\b${port} :`, 'g'))).toHaveLength(2);
 
     // Killed: unpublished, its namespace, record and table gone.

@@ -11,8 +11,19 @@ import { DiskWatch } from '../../../../src/daemon/local/resources/disk-watch.js'
 import { inodeLimit, overLimit, type VolumeUsage } from '../../../../src/daemon/local/volume/disk-usage.js';
 
 const MiB = 1024 * 1024;
-const limits = (diskMiB: number, inodes?: number | null): ServerLimits => ({ memoryMiB: 0, cpuPercent: 0, diskMiB, pids: null, inodes });
-const server = (uuid: string, serverLimits: ServerLimits): DaemonServer => ({ uuid, startup: 'x', stopCommand: null, limits: serverLimits });
+const limits = (diskMiB: number, inodes?: number | null): ServerLimits => ({
+  memoryMiB: 0,
+  cpuPercent: 0,
+  diskMiB,
+  pids: null,
+  inodes,
+});
+const server = (uuid: string, serverLimits: ServerLimits): DaemonServer => ({
+  uuid,
+  startup: 'x',
+  stopCommand: null,
+  limits: serverLimits,
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A watch over figures the test sets per server, recording what it measured and whom it stopped. */
@@ -73,7 +84,15 @@ describe('DiskWatch', () => {
   });
 
   it('leaves alone a server that gave the space back before the confirming measurement', async () => {
-    const figures = new Map([['transient', [{ bytes: 200 * MiB, inodes: 5 }, { bytes: MiB, inodes: 5 }]]]);
+    const figures = new Map([
+      [
+        'transient',
+        [
+          { bytes: 200 * MiB, inodes: 5 },
+          { bytes: MiB, inodes: 5 },
+        ],
+      ],
+    ]);
     const { watch, exceeded } = watchOf(figures);
     watch.track(server('transient', limits(50)));
     await sleep(200);

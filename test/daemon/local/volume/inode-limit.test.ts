@@ -65,7 +65,9 @@ describe('the inode limit before anything runs or changes', () => {
     const tight = withInodes(6);
     await daemon.prepareVolume(tight);
     fs.writeFileSync(path.join(daemon.volumeDir(tight.uuid), 'kept.txt'), 'before');
-    await expect(daemon.restoreBackup(tight, { uuid: backupUuid, sha1: archive.sha1 }, { truncate: true })).rejects.toThrow(/entries/);
+    await expect(daemon.restoreBackup(tight, { uuid: backupUuid, sha1: archive.sha1 }, { truncate: true })).rejects.toThrow(
+      /entries/,
+    );
     expect(fs.readdirSync(daemon.volumeDir(tight.uuid))).toEqual(['kept.txt']);
 
     const roomy = withInodes(20);
