@@ -126,14 +126,7 @@ export class ProcessSupervisor {
     this.launcher = options.launcher ?? new GroupLauncher(this.runDir, this.log);
     this.pidFiles = new PidFiles(this.runDir, this.log);
     this.events = new StateEvents(this.log);
-    this.foreign = new ForeignProcesses(
-      this.pidFiles,
-      this.events,
-      this.stopGraceMs,
-      this.log,
-      (uuid) => this.state(uuid),
-      this.launcher,
-    );
+    this.foreign = new ForeignProcesses(this.pidFiles, this.events, this.stopGraceMs, this.log, (uuid) => this.state(uuid), this.launcher);
   }
 
   /**
@@ -275,9 +268,7 @@ export class ProcessSupervisor {
    * is owned by a live instance. Processes of live instances are left alone.
    */
   async reapOrphans(): Promise<void> {
-    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) =>
-      this.adopt(serverUuid, found),
-    );
+    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) => this.adopt(serverUuid, found));
     // What no pid file accounts for: a crash between starting a container and writing its pid file.
     await this.launcher.sweep((serverUuid) => this.processes.has(serverUuid) || this.pidFiles.readSync(serverUuid) !== null);
   }
@@ -334,10 +325,7 @@ export class ProcessSupervisor {
     };
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(serverUuid, proc);
-    this.log.info(
-      { serverUuid, pid: record.pid, previousOwner: record.owner?.pid },
-      'adopted a server a previous run left running',
-    );
+    this.log.info({ serverUuid, pid: record.pid, previousOwner: record.owner?.pid }, 'adopted a server a previous run left running');
     this.events.emit(serverUuid, 'running');
     return true;
   }
@@ -484,9 +472,9 @@ export class ProcessSupervisor {
     }
     if (!outOfMemory) return;
     this.log.warn({ serverUuid }, 'server process was killed: out of memory');
-    await fs
-      .appendFile(this.logPath(serverUuid), `${OUT_OF_MEMORY_LINE}\n`)
-      .catch((err: unknown) => this.log.warn({ err, serverUuid }, 'could not write to the console log'));
+    await fs.appendFile(this.logPath(serverUuid), `${OUT_OF_MEMORY_LINE}\n`).catch((err: unknown) =>
+      this.log.warn({ err, serverUuid }, 'could not write to the console log'),
+    );
     for (const listener of this.outOfMemoryListeners) {
       try {
         listener(serverUuid);
