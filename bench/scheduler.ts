@@ -44,6 +44,8 @@ const SELF = fileURLToPath(import.meta.url);
 class StandInDaemon implements Daemon {
   commands = 0;
   readonly containment = 'off';
+  /** The scheduler's benchmark runs no file task. */
+  readonly files = {} as Daemon['files'];
   async resources(): Promise<ServerResources> {
     return { state: 'running', memoryBytes: 0, cpuAbsolute: 0, diskBytes: 0, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
   }

@@ -43,6 +43,14 @@ export interface Config {
   readonly serverNetwork: string;
   /** SERVER_UID_RANGE: each confined server runs as first + its uid slot (SPEC 10); null = all as serverUid. */
   readonly serverUidRange: { readonly first: number; readonly last: number } | null;
+  /** SFTP_PORT (SPEC 15): where the SFTP server listens; 0 = no SFTP server. */
+  readonly sftpPort: number;
+  /** SFTP_HOST: the address the SFTP server binds and `sftp_details` names (default HOST). */
+  readonly sftpHost: string;
+  /** UPLOAD_LIMIT_MB: the largest upload a signed upload URL takes, in MiB. */
+  readonly uploadLimitMb: number;
+  /** FILE_EDIT_MAX_MB: the largest file `GET /files/contents` returns, in MiB. */
+  readonly fileEditMaxMb: number;
   /** APP_KEY as given (validated), null when unset: src/app-key.ts's loadAppKey then uses the one in DATA_DIR. */
   readonly appKey: string | null;
 }
@@ -181,6 +189,10 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     serverNetwork: serverNetwork(env),
     serverUidRange: uidRange(env),
     appKey: appKey(env),
+    sftpPort: integer(env, 'SFTP_PORT', 2022, 0, 65535),
+    sftpHost: env.SFTP_HOST?.trim() || host,
+    uploadLimitMb: integer(env, 'UPLOAD_LIMIT_MB', 1024, 1, 1_048_576),
+    fileEditMaxMb: positiveDecimal(env, 'FILE_EDIT_MAX_MB', 4, 1024),
     serversOnShutdown: serversOnShutdown(env),
     // Wings' defaults: `throttles.lines` 2000 per `line_reset_interval` 100 ms, `maximum_trigger_count` 5, `decay_interval` 10 s.
     consoleThrottle: Object.freeze({

@@ -3,6 +3,8 @@
  * implementation keeps volumes, archives and child processes on this machine;
  * a Wings implementation will speak to a remote node through the same interface.
  */
+import type { DaemonFiles } from './files.js';
+
 export type ServerState = 'offline' | 'starting' | 'running' | 'stopping';
 export type PowerSignal = 'start' | 'stop' | 'restart' | 'kill';
 
@@ -120,6 +122,8 @@ export interface Daemon {
   /** Removes a backup cut short: its partial archive, and its archive if it got that far. */
   discardBackup(server: DaemonServer, backupUuid: string): Promise<void>;
   deleteBackup(server: DaemonServer, backupUuid: string): Promise<void>;
+  /** A server's files (SPEC 15): every file route, SFTP session and install goes through it. */
+  readonly files: DaemonFiles;
   /** Deletes paths relative to the volume; never anything outside it. */
   deleteFiles(server: DaemonServer, paths: string[]): Promise<void>;
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void;

@@ -27,6 +27,7 @@ import { UsageSampler } from './resources/usage-sampler.js';
 import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
 import { deleteVolumePaths } from './volume/delete-paths.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
+import { LocalFiles } from './files/local-files.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
 
@@ -67,6 +68,8 @@ export class LocalDaemon implements Daemon {
   /** Disk and inode limits held while servers run (SPEC 10): over one, a server is stopped. */
   private readonly diskWatch: DiskWatch;
   private readonly diskLimitListeners = new Set<(serverUuid: string) => void>();
+  /** A server's files (SPEC 15): the routes', SFTP's and installs' one way into a volume. */
+  readonly files: LocalFiles;
   private readonly logger: NonNullable<ConstructorParameters<typeof ProcessSupervisor>[0]['logger']>;
 
   constructor(
@@ -96,6 +99,12 @@ export class LocalDaemon implements Daemon {
       ...(opts.stopGraceMs !== undefined ? { stopGraceMs: opts.stopGraceMs } : {}),
       ...(opts.consoleLogBytes !== undefined ? { consoleLogBytes: opts.consoleLogBytes } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
+    });
+    this.files = new LocalFiles({
+      volumeDir: (uuid) => this.volumeDir(uuid),
+      backupPath: (uuid) => this.backupPath(uuid),
+      ownerOf: (server) => this.volumeOwner(server),
+      diskUsage: (server) => this.diskUsage(server),
     });
     this.usage = new UsageSampler({
       onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not read a server's usage"),
