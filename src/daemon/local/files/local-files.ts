@@ -3,8 +3,7 @@
  * through SafeDir (../volume/safe-dir.ts). Skeleton: issue 19's files layer fills it in.
  */
 import type { Readable } from 'node:stream';
-import type { DaemonServer } from '../../daemon.js';
-import type { DaemonFiles, OpenFlags, VolumeEntry, VolumeFileHandle } from '../../files.js';
+import type { DaemonFiles, DaemonServer, OpenFlags, VolumeEntry, VolumeFileHandle } from '../../daemon.js';
 
 /** What the files layer needs from the daemon that owns the volumes. */
 export interface LocalFilesHost {
