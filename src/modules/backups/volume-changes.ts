@@ -27,8 +27,8 @@ import { beginVolumeChange, countBackupsInFlight, endVolumeChange, renewVolumeCh
 
 export type VolumeChangeDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon'>;
 
-const BACKUP_IN_PROGRESS = 'This server is currently creating a backup; no files were deleted.';
-const RESTORING = 'This server is currently restoring a backup; no files were deleted.';
+const BACKUP_IN_PROGRESS = 'This server is currently creating a backup';
+const RESTORING = 'This server is currently restoring a backup';
 const RENEW_EVERY_MS = 10_000;
 
 /** A change of the volume is going on (its lease not lapsed): a backup or a restore must wait. */
@@ -40,8 +40,7 @@ export function isVolumeChanging(server: ServerRow, now: number): boolean {
 
 /**
  * Deletes `files` from the server's volume, unless a backup is being written
- * or a restore runs (a conflict, and nothing deleted). The in-flight mark is
- * renewed while the daemon works and dropped when it is done.
+ * or a restore runs (a conflict, and nothing deleted).
  */
 export async function deleteServerFiles(
   deps: VolumeChangeDeps,
@@ -49,11 +48,27 @@ export async function deleteServerFiles(
   target: DaemonServer,
   files: string[],
 ): Promise<void> {
+  await changeServerVolume(deps, serverId, 'no files were deleted', () => deps.daemon.deleteFiles(target, files));
+}
+
+/**
+ * Runs `work`, a change of the server's volume (a file route, an SFTP write, a
+ * `delete_files` task), unless a backup is being written or a restore runs:
+ * then a conflict (409) saying `refusal` ("no files were deleted"), and
+ * `work` never runs. The in-flight mark is renewed while it works and dropped
+ * when it is done.
+ */
+export async function changeServerVolume<T>(
+  deps: VolumeChangeDeps,
+  serverId: number,
+  refusal: string,
+  work: () => Promise<T>,
+): Promise<T> {
   await deps.db.transaction().execute(async (trx) => {
     const current = await lockServerRow(trx, serverId);
     if (!current) throw notFound();
-    if (current.status === 'restoring_backup') throw conflict(RESTORING);
-    if ((await countBackupsInFlight(trx, serverId)) > 0) throw conflict(BACKUP_IN_PROGRESS);
+    if (current.status === 'restoring_backup') throw conflict(`${RESTORING}; ${refusal}.`);
+    if ((await countBackupsInFlight(trx, serverId)) > 0) throw conflict(`${BACKUP_IN_PROGRESS}; ${refusal}.`);
     const now = deps.clock.now();
     await beginVolumeChange(trx, serverId, now, now + FILE_OPERATION_LEASE_MS);
   });
@@ -63,7 +78,7 @@ export async function deleteServerFiles(
   }, RENEW_EVERY_MS);
   renewal.unref();
   try {
-    await deps.daemon.deleteFiles(target, files);
+    return await work();
   } finally {
     clearInterval(renewal);
     // If this fails (the database is gone), the mark lapses with its lease.
