@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import { VolumeFileError, type OpenFlags, type VolumeEntry, type VolumeFileHandle } from '../../daemon.js';
 import type { SafeDir } from '../volume/safe-dir.js';
 import type { Reservation } from './disk-budget.js';
+import { writeAt } from './entry-changes.js';
 import { errnoCode, volumeFileError } from './file-errors.js';
 import { NEW_FILE_MODE, giveToOwner, type Owner } from './ownership.js';
 import { toVolumeEntry } from './volume-entry.js';
@@ -113,7 +114,7 @@ class VolumeFile implements VolumeFileHandle {
     try {
       for (let offset = 0; offset < data.length;) {
         // O_APPEND: the kernel writes at the end whatever the position says.
-        offset += fs.writeSync(this.fd, data, offset, data.length - offset, this.append ? null : position + offset);
+        offset += await writeAt(this.fd, data, offset, data.length - offset, this.append ? null : position + offset);
       }
       reservation.commit();
     } finally {
