@@ -311,4 +311,32 @@ describeEachDatabase('file routes', (database) => {
     expect(f.read(server, 'a')).toBe('a');
     expect(await f.events(server)).toEqual([]);
   });
+
+  it("file events list with Pterodactyl's properties and no additional metadata", async () => {
+    const { owner, server } = await h.make.ownedServer();
+    await h.request(owner.token, { method: 'POST', url: f.url(server, 'write?file=a.txt'), payload: 'a' });
+    await h.request(owner.token, {
+      method: 'PUT',
+      url: f.url(server, 'rename'),
+      payload: { files: [{ from: 'a.txt', to: 'b.txt' }] },
+    });
+    await h.request(owner.token, {
+      method: 'POST',
+      url: f.url(server, 'chmod'),
+      payload: { files: [{ file: 'b.txt', mode: '600' }] },
+    });
+    const res = await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}/activity` });
+    expect(res.statusCode).toBe(200);
+    const listed = res
+      .json()
+      .data.map((d: { attributes: { event: string; has_additional_metadata: boolean } }) => [
+        d.attributes.event,
+        d.attributes.has_additional_metadata,
+      ]);
+    expect(listed).toEqual([
+      ['server:file.chmod', false],
+      ['server:file.rename', false],
+      ['server:file.write', false],
+    ]);
+  });
 });
