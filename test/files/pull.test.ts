@@ -8,10 +8,6 @@ import { fileTools } from './files-helpers.js';
 import { startPullPeer, type PullPeer } from './pull-peer.js';
 
 const IS_ROOT = process.getuid?.() === 0;
-if (!IS_ROOT) {
-  // No silent skip: these tests need `ip netns` (root) and fail loudly without it.
-  console.warn('test/files/pull.test.ts needs root (ip netns) for its peer; it will fail as a normal user.');
-}
 
 /** A web server on this machine's loopback that counts the requests it gets: a refused pull never reaches it. */
 let loopbackHits = 0;
@@ -20,6 +16,8 @@ let loopbackUrl = '';
 let peer: PullPeer;
 
 beforeAll(async () => {
+  // No silent skip: the peer needs `ip netns`, so these tests fail, saying why, when not run as root.
+  if (!IS_ROOT) throw new Error('test/files/pull.test.ts needs root: its peer runs in a network namespace (ip netns).');
   loopback = http.createServer((_req, res) => {
     loopbackHits++;
     res.end('internal secret');

@@ -339,4 +339,35 @@ describeEachDatabase('file routes', (database) => {
       ['server:file.write', false],
     ]);
   });
+
+  it('answers 405 for a known file path with another method, and documents the routes in OpenAPI', async () => {
+    const { owner, server } = await h.make.ownedServer();
+    for (const [method, rest] of [
+      ['GET', 'write?file=a'],
+      ['POST', 'list'],
+      ['GET', 'rename'],
+    ] as const) {
+      const res = await h.request(owner.token, { method, url: f.url(server, rest) });
+      expect(res.statusCode, rest).toBe(405);
+    }
+    const doc = (await h.request(owner.token, { method: 'GET', url: '/api/client/openapi.json' })).json();
+    for (const route of [
+      'list',
+      'contents',
+      'download',
+      'upload',
+      'write',
+      'rename',
+      'copy',
+      'compress',
+      'decompress',
+      'delete',
+      'create-folder',
+      'chmod',
+      'pull',
+    ]) {
+      expect(Object.keys(doc.paths), route).toContain(`/api/client/servers/{server}/files/${route}`);
+    }
+    expect(Object.keys(doc.paths)).toContain('/api/client/servers/{server}/backups/{backup}/download');
+  });
 });
