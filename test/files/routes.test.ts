@@ -138,6 +138,26 @@ describeEachDatabase('file routes', (database) => {
     });
     expect(taken.statusCode).toBe(409);
     expect(f.read(server, 'e/b.txt')).toBe('b');
+    // A refused pair refuses the request: the pairs before it do not move either.
+    for (const files of [
+      [
+        { from: 'd/a2.txt', to: 'd/a3.txt' },
+        { from: 'd/missing', to: 'd/x' },
+      ],
+      [
+        { from: 'd/a2.txt', to: 'd/a3.txt' },
+        { from: 'e/keep', to: 'e/b.txt' },
+      ],
+      [
+        { from: 'd/a2.txt', to: 'd/same' },
+        { from: 'e/keep', to: 'd/same' },
+      ],
+    ]) {
+      const half = await h.request(owner.token, { method: 'PUT', url: f.url(server, 'rename'), payload: { files } });
+      expect(half.statusCode).toBeGreaterThanOrEqual(400);
+      expect(half.statusCode).toBeLessThan(500);
+      expect(f.tree(server)).toEqual(['d/', 'd/a2.txt', 'e/', 'e/b.txt', 'e/keep']);
+    }
     const invalid = await h.request(owner.token, {
       method: 'PUT',
       url: f.url(server, 'rename'),
@@ -244,6 +264,18 @@ describeEachDatabase('file routes', (database) => {
       expect(refused.json().errors[0].meta.source_field).toBe('files.1.mode');
     }
     expect([mode('a.sh'), mode('b.sh')]).toEqual(['755', '600']);
+    const missing = await h.request(owner.token, {
+      method: 'POST',
+      url: f.url(server, 'chmod'),
+      payload: {
+        files: [
+          { file: 'a.sh', mode: '700' },
+          { file: 'absent', mode: '700' },
+        ],
+      },
+    });
+    expect(missing.statusCode).toBe(404);
+    expect(mode('a.sh')).toBe('755');
     expect(await f.events(server)).toEqual([
       {
         event: 'server:file.chmod',
