@@ -86,7 +86,10 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
 
   try {
     if (options.api && config.sftpPort !== 0) {
-      sftp = await startSftpServer({ db: database.db, clock, daemon, config }, logger, { host: config.sftpHost, port: config.sftpPort });
+      sftp = await startSftpServer({ db: database.db, clock, daemon, config }, logger, {
+        host: config.sftpHost,
+        port: config.sftpPort,
+      });
     }
     if (options.api) {
       app = await buildApp({
@@ -109,7 +112,16 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
       logger.info({ url }, 'quetzal is listening');
     }
     if (options.scheduler) {
-      scheduler = startScheduler({ db: database.db, dialect: database.dialect, config, clock, daemon, jobs, logger, serverEvents });
+      scheduler = startScheduler({
+        db: database.db,
+        dialect: database.dialect,
+        config,
+        clock,
+        daemon,
+        jobs,
+        logger,
+        serverEvents,
+      });
       logger.info({ instance: scheduler.instanceId }, 'scheduler started');
     }
     if (options.scheduler) {

@@ -18,7 +18,10 @@ export interface SftpDetails {
  * tests), else SFTP_PORT. SFTP_PORT=0 (off) gives port 0: Pterodactyl's
  * clients always get the object, and 0 says plainly that nothing answers.
  */
-export function sftpDetails(config: Pick<Config, 'sftpHost' | 'sftpPort' | 'appUrl'>, boundPort: number | undefined): SftpDetails {
+export function sftpDetails(
+  config: Pick<Config, 'sftpHost' | 'sftpPort' | 'appUrl'>,
+  boundPort: number | undefined,
+): SftpDetails {
   const wildcard = config.sftpHost === '0.0.0.0' || config.sftpHost === '::' || config.sftpHost === '[::]';
   const ip = wildcard ? new URL(config.appUrl).hostname.replace(/^\[(.*)\]$/, '$1') : config.sftpHost;
   return { ip, port: boundPort ?? config.sftpPort };

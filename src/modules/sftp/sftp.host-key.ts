@@ -61,7 +61,8 @@ function readHostKey(file: string): HostKey | null {
   }
   if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, PRIVATE_FILE_MODE);
   const parsed = ssh2.utils.parseKey(text);
-  if (parsed instanceof Error) throw new Error(`${file} is not a usable host key (${parsed.message}): move it away to get a new one`);
+  if (parsed instanceof Error)
+    throw new Error(`${file} is not a usable host key (${parsed.message}): move it away to get a new one`);
   const key = Array.isArray(parsed) ? parsed[0] : parsed;
   const fingerprint = `SHA256:${createHash('sha256').update(key.getPublicSSH()).digest('base64').replace(/=+$/, '')}`;
   return { privateKey: text, fingerprint };

@@ -64,7 +64,10 @@ export async function startSftpServer(
   const close = (connection: LiveConnection, why: string) => {
     if (connection.closing) return;
     connection.closing = true;
-    logger.info({ user: connection.identity.user.username, server: connection.identity.server.uuid_short, why }, 'sftp session closed');
+    logger.info(
+      { user: connection.identity.user.username, server: connection.identity.server.uuid_short, why },
+      'sftp session closed',
+    );
     // A disconnect message, then the socket is ended; its open files are closed on 'close'.
     connection.client.end();
   };
@@ -174,7 +177,9 @@ export async function startSftpServer(
         const closedServer = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const connection of live) close(connection, 'service stopping');
         for (const client of sockets) if (![...live].some((c) => c.client === client)) client.end();
-        await Promise.all([...live].flatMap((connection) => [...connection.sessions].map((channel) => channel.end().catch(onError))));
+        await Promise.all(
+          [...live].flatMap((connection) => [...connection.sessions].map((channel) => channel.end().catch(onError))),
+        );
         await closedServer;
       })();
       return stopped;

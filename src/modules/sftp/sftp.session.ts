@@ -36,6 +36,7 @@ export const FX = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILUR
 const READDIR_BATCH = 100;
 /** The most one READ answers (clients ask for 32 KiB to 256 KiB). */
 const MAX_READ = 256 * 1024;
+const ROOT_ATTRIBUTES = { mode: 0o40755, uid: 0, gid: 0, size: 4096, atime: 0, mtime: 0 };
 const DISK_FULL = 'No space left: the server has reached its disk limit.';
 
 /** An SFTP status with its code, thrown by a handler and sent to the client. */
@@ -104,6 +105,8 @@ export class SftpSession {
     for (const unsupported of ['READLINK', 'SYMLINK', 'EXTENDED']) {
       this.sftp.on(unsupported, (id: number) => this.sftp.status(id, FX.OP_UNSUPPORTED, 'Not supported'));
     }
+    // The client is done (EOF): its open files are closed, then the channel; the connection may open others.
+    sftp.on('end', () => void this.end().finally(() => sftp.end()));
     sftp.on('close', () => void this.end());
   }
 
@@ -133,7 +136,11 @@ export class SftpSession {
           return this.sftp.status(id, FX.PERMISSION_DENIED, err.message);
         case 'disk-limit':
           return this.sftp.status(id, FX.FAILURE, DISK_FULL);
-        default:
+        case 'exists':
+        case 'not-a-file':
+        case 'not-a-directory':
+        case 'too-large':
+        case 'archive':
           return this.sftp.status(id, FX.FAILURE, err.message);
       }
     }
@@ -279,7 +286,8 @@ export class SftpSession {
       await open.file.close();
     } finally {
       open.release();
-      if (open.writable && open.written) this.ctx.activity.note(open.created ? 'server:sftp.create' : 'server:sftp.write', open.path);
+      if (open.writable && open.written)
+        this.ctx.activity.note(open.created ? 'server:sftp.create' : 'server:sftp.write', open.path);
     }
   }
 
@@ -328,6 +336,8 @@ export class SftpSession {
   private async stat(id: number, raw: string): Promise<void> {
     const path = this.pathOf(raw);
     this.require('file.read');
+    // The volume's root is no entry of any folder (the files layer refuses to stat it); it reads as a folder (`cd /`).
+    if (path === '/') return this.sftp.attrs(id, ROOT_ATTRIBUTES);
     this.sftp.attrs(id, attributesOf(await this.files.stat(this.daemonServer(), path)));
   }
 
@@ -337,8 +347,10 @@ export class SftpSession {
     if (path === '/') throw denied();
     const entry = await this.files.stat(this.daemonServer(), path);
     if (folder !== entry.isDirectory) throw new SftpStatus(FX.FAILURE, folder ? 'Not a directory' : 'Is a directory');
-    if (folder && (await this.files.list(this.daemonServer(), path)).length > 0) throw new SftpStatus(FX.FAILURE, 'Directory not empty');
-    await this.change(() => this.files.delete(this.daemonServer(), [path]));
+    if (folder && (await this.files.list(this.daemonServer(), path)).length > 0)
+      throw new SftpStatus(FX.FAILURE, 'Directory not empty');
+    // Named without its leading `/`: LocalFiles.delete (delete_files' path rules) refuses absolute paths.
+    await this.change(() => this.files.delete(this.daemonServer(), [path.slice(1)]));
     this.ctx.activity.note('server:sftp.delete', path);
     this.sftp.status(id, FX.OK);
   }

@@ -98,7 +98,10 @@ export async function signInToSftp(
  * still be used (not suspended, installing or being restored). The fresh
  * server row and rights when so; null when the session must end.
  */
-export async function recheckSftpAccess(db: Queryable, identity: SftpIdentity): Promise<{ server: ServerRow; access: Access } | null> {
+export async function recheckSftpAccess(
+  db: Queryable,
+  identity: SftpIdentity,
+): Promise<{ server: ServerRow; access: Access } | null> {
   const found = await findUserForSignIn(db, identity.user.username);
   if (!found || found.user.id !== identity.user.id || found.password !== identity.passwordHash) return null;
   const decision = await decideServerAction(db, found.user, identity.server.uuid, SFTP_ACCESS);
