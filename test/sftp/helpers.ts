@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import ssh2 from 'ssh2';
@@ -46,7 +47,13 @@ export interface BatchResult {
  * comes before `-b` (ssh takes the first value it is given): batch mode
  * would otherwise forbid the password prompt sshpass answers.
  */
-export function sftpBatch(port: number, login: string, password: string, commands: string[], cwd?: string): Promise<BatchResult> {
+export function sftpBatch(
+  port: number,
+  login: string,
+  password: string,
+  commands: string[],
+  options: { cwd?: string; from?: string } = {},
+): Promise<BatchResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       'sshpass',
@@ -71,9 +78,11 @@ export function sftpBatch(port: number, login: string, password: string, command
         'NumberOfPasswordPrompts=1',
         '-o',
         'LogLevel=ERROR',
+        '-o',
+        `BindAddress=${options.from ?? '127.0.0.1'}`,
         `${login}@127.0.0.1`,
       ],
-      { env: { ...process.env, SSHPASS: password }, cwd, stdio: ['pipe', 'pipe', 'pipe'] },
+      { env: { ...process.env, SSHPASS: password }, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] },
     );
     let stdout = '';
     let stderr = '';
@@ -86,18 +95,25 @@ export function sftpBatch(port: number, login: string, password: string, command
 }
 
 /** An ssh2 client connection (for what the sftp command cannot show: the moment the server closes a session). */
-export function connectClient(port: number, username: string, password: string): Promise<ssh2.Client> {
+export function connectClient(port: number, username: string, password: string, from = loopbackAddress()): Promise<ssh2.Client> {
   return new Promise((resolve, reject) => {
     const client = new ssh2.Client();
     client.once('ready', () => resolve(client));
     client.once('error', reject);
-    client.connect({ host: '127.0.0.1', port, username, password, tryKeyboard: false, readyTimeout: 20_000 });
+    client.connect({ host: '127.0.0.1', port, username, password, localAddress: from, tryKeyboard: false, readyTimeout: 20_000 });
   });
 }
 
 export function openSftp(client: ssh2.Client): Promise<ssh2.SFTPWrapper> {
   return new Promise((resolve, reject) => client.sftp((err, sftp) => (err ? reject(err) : resolve(sftp))));
 }
+
+/**
+ * A loopback address of its own (127.0.0.0/8 all reaches this machine) to
+ * connect from, so that the sign-in throttle's per-address count of one test
+ * never meets another's.
+ */
+export const loopbackAddress = () => `127.${randomBytes(3).join('.')}`;
 
 /** A local scratch folder for files to put and get. */
 export function scratch(): string {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { userWithPassword } from '../helpers/sign-in.js';
-import { eventually, scratch, sftpBatch, sftpEvents, useSftpHarness, volumeOf } from './helpers.js';
+import { eventually, loopbackAddress, scratch, sftpBatch, sftpEvents, useSftpHarness, volumeOf } from './helpers.js';
 
 /** OpenSSH's sftp client against the real SFTP server (SPEC 15): every everyday command, and what each logs. */
 describeEachDatabase('sftp operations', (database) => {
@@ -17,6 +17,7 @@ describeEachDatabase('sftp operations', (database) => {
     const local = scratch();
     fs.writeFileSync(path.join(local, 'world.dat'), Buffer.alloc(300_000, 7));
     const login = `${owner.user.username}.${server.uuid_short}`;
+    const from = loopbackAddress();
 
     const result = await sftpBatch(
       h.sftp.port,
@@ -35,7 +36,7 @@ describeEachDatabase('sftp operations', (database) => {
         'rm scratch.dat',
         'ls -l plugins',
       ],
-      local,
+      { cwd: local, from },
     );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -54,7 +55,7 @@ describeEachDatabase('sftp operations', (database) => {
       const found = await sftpEvents(h, server.id);
       return found.some((e) => e.event === 'server:sftp.delete') ? found : undefined;
     });
-    expect(events.every((e) => e.actor === owner.user.id && e.ip === '127.0.0.1')).toBe(true);
+    expect(events.every((e) => e.actor === owner.user.id && e.ip === from)).toBe(true);
     const byEvent = Object.fromEntries(events.map((e) => [e.event, e.properties]));
     expect(byEvent['server:sftp.rename']).toEqual({ from: '/server.properties', to: '/renamed.properties', using_sftp: true });
     expect(byEvent['server:sftp.create-directory']).toEqual({ files: ['/plugins', '/empty'], using_sftp: true });
@@ -77,7 +78,7 @@ describeEachDatabase('sftp operations', (database) => {
       `${owner.user.username}.${server.uuid}`,
       owner.password,
       ['put config.yml', 'mkdir many', 'put many/* many/'],
-      local,
+      { cwd: local, from: loopbackAddress() },
     );
     expect(result.code).toBe(0);
     expect(fs.readFileSync(path.join(volumeOf(h, server), 'config.yml'), 'utf8')).toBe('new: true\n');
@@ -97,16 +98,16 @@ describeEachDatabase('sftp operations', (database) => {
   it('shows the activity through the activity route with using_sftp kept out of the additional metadata', async () => {
     const owner = await userWithPassword(h);
     const server = await h.make.server(owner.user);
-    expect(
-      (await sftpBatch(h.sftp.port, `${owner.user.username}.${server.uuid_short}`, owner.password, ['mkdir logs'])).code,
-    ).toBe(0);
+    const from = loopbackAddress();
+    const login = `${owner.user.username}.${server.uuid_short}`;
+    expect((await sftpBatch(h.sftp.port, login, owner.password, ['mkdir logs'], { from })).code).toBe(0);
     await eventually(async () => ((await sftpEvents(h, server.id)).length > 0 ? true : undefined));
     const res = await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}/activity` });
     expect(res.statusCode).toBe(200);
     const [entry] = res.json().data as { attributes: Record<string, unknown> }[];
     expect(entry?.attributes).toMatchObject({
       event: 'server:sftp.create-directory',
-      ip: '127.0.0.1',
+      ip: from,
       has_additional_metadata: false,
       properties: { files: ['/logs'], using_sftp: true },
     });
