@@ -11,9 +11,9 @@ import type { ServerRow, UserRow } from '../../db/schema.js';
 import { can, type Access, type AccessRefusal, type Permission, type ServerAction } from '../../http/permissions.js';
 import { findServerForUser } from './servers.repository.js';
 
-export const SUSPENDED_MESSAGE = 'This server is currently suspended and the functionality requested is unavailable.';
-export const INSTALLING_MESSAGE = 'This server has not yet completed its installation process, please try again later.';
-export const RESTORING_MESSAGE = 'This server is currently restoring a backup, please try again later.';
+const SUSPENDED_MESSAGE = 'This server is currently suspended and the functionality requested is unavailable.';
+const INSTALLING_MESSAGE = 'This server has not yet completed its installation process, please try again later.';
+const RESTORING_MESSAGE = 'This server is currently restoring a backup, please try again later.';
 
 /** Who is asking: enough of the user to weigh ownership and root admin. */
 export type PolicyUser = Pick<UserRow, 'id' | 'root_admin'>;
@@ -51,7 +51,7 @@ export function refusalOf(
 }
 
 /** The 409 a server's status gives this action, if any. */
-export function statusRefusal(server: Pick<ServerRow, 'status'>, action: ServerAction): AccessRefusal | null {
+function statusRefusal(server: Pick<ServerRow, 'status'>, action: ServerAction): AccessRefusal | null {
   switch (server.status) {
     case null:
       return null;

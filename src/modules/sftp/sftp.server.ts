@@ -24,6 +24,8 @@ import { SftpSession } from './sftp.session.js';
 import { recheckSftpAccess, signInToSftp, type SftpIdentity } from './sftp.sign-in.js';
 
 export const RECHECK_MS = 5_000;
+/** A connection that has not signed in by then is closed (OpenSSH's LoginGraceTime is 120 s; a client types faster). */
+const SIGN_IN_GRACE_MS = 60_000;
 
 export type SftpDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
 
@@ -77,6 +79,10 @@ export async function startSftpServer(
     const ip = unmapped(info.ip);
     let identity: SftpIdentity | undefined;
     let connection: LiveConnection | undefined;
+    const grace = setTimeout(() => {
+      if (!identity) client.end();
+    }, SIGN_IN_GRACE_MS);
+    grace.unref();
 
     client.on('authentication', (ctx) => {
       // Issue 21 adds the account's SSH keys: the seam is here (ctx.method === 'publickey'); until then, passwords only.
@@ -97,6 +103,7 @@ export async function startSftpServer(
     });
 
     client.on('ready', () => {
+      clearTimeout(grace);
       if (!identity) return client.end();
       const current = (connection = { client, identity, sessions: new Set<SftpSession>(), closing: false });
       live.add(current);
@@ -127,6 +134,7 @@ export async function startSftpServer(
     });
 
     client.on('close', () => {
+      clearTimeout(grace);
       sockets.delete(client);
       if (!connection) return;
       live.delete(connection);

@@ -30,7 +30,7 @@ import { operationPath, realSftpPath } from './sftp.paths.js';
 /** SSH_FXF_* (draft-ietf-secsh-filexfer-02). */
 const FXF = { READ: 0x01, WRITE: 0x02, APPEND: 0x04, CREAT: 0x08, TRUNC: 0x10, EXCL: 0x20 } as const;
 /** SSH_FX_* status codes. */
-export const FX = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, OP_UNSUPPORTED: 8 } as const;
+const FX = { OK: 0, EOF: 1, NO_SUCH_FILE: 2, PERMISSION_DENIED: 3, FAILURE: 4, OP_UNSUPPORTED: 8 } as const;
 
 /** Entries per READDIR answer (OpenSSH's own server sends 100). */
 const READDIR_BATCH = 100;
