@@ -54,6 +54,12 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:allocation.delete': ['allocation'],
   // SPEC 10: the daemon stopped the server for passing its disk or inode limit while running.
   'server:process.disk-limit': [],
+  // SPEC 15: SFTP sessions (Wings' sftp events; Pterodactyl adds using_sftp).
+  'server:sftp.write': ['files'],
+  'server:sftp.create': ['files'],
+  'server:sftp.create-directory': ['files'],
+  'server:sftp.delete': ['files'],
+  'server:sftp.rename': ['from', 'to'],
 };
 const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 
