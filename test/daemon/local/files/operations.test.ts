@@ -35,10 +35,12 @@ describe('paths', () => {
   it('a leading / is the volume root; .. , NUL and empty paths are refused', async () => {
     expect((await box.files.stat(box.server, '/a.txt')).size).toBe(5);
     expect((await box.files.stat(box.server, 'dir//./b.txt')).name).toBe('b.txt');
-    for (const bad of ['../x', 'dir/../../x', 'a\0b', '', '/', '.', 'x'.repeat(300)]) {
+    for (const bad of ['../x', 'dir/../../x', 'a\0b', 'x'.repeat(300)]) {
       expect((await refusal(box.files.stat(box.server, bad))).kind).toBe('invalid-path');
     }
     expect((await refusal(box.files.list(box.server, '..'))).kind).toBe('invalid-path');
+    for (const root of ['', '/', '.'])
+      expect((await refusal(box.files.readFile(box.server, root, 10))).kind).toBe('invalid-path');
   });
 
   it('a link on the way is refused; a file on the way is not-a-directory; absent is not-found', async () => {
@@ -68,6 +70,11 @@ describe('list and stat', () => {
     expect((await box.files.stat(box.server, 'secret-link')).isSymlink).toBe(true);
   });
 
+  it('stat of the root is the volume folder itself', async () => {
+    const root = await box.files.stat(box.server, '/');
+    expect(root).toMatchObject({ name: '/', isDirectory: true, isSymlink: false });
+  });
+
   it('sweeps temporary files of writes a crash cut short before this start, keeps young ones', async () => {
     const stale = put(box.volume, 'dir/.quetzal-upload-0123456789abcdef01234567.tmp', 'half');
     fs.utimesSync(stale, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
@@ -89,10 +96,13 @@ describe('reading', () => {
     expect((await refusal(box.files.readFile(box.server, 'missing', 100))).kind).toBe('not-found');
   });
 
-  it('a FIFO is refused without hanging', async () => {
+  it('a FIFO is refused without hanging, for reading and writing', async () => {
     const { execFileSync } = await import('node:child_process');
     execFileSync('mkfifo', [path.join(box.volume, 'pipe')]);
     expect((await refusal(box.files.readFile(box.server, 'pipe', 100))).kind).toBe('not-a-file');
+    expect((await refusal(box.files.open(box.server, 'pipe', flags({ write: true })))).kind).toBe('not-a-file');
+    expect((await refusal(box.files.open(box.server, 'pipe', flags({ read: true })))).kind).toBe('not-a-file');
+    expect((await refusal(box.files.writeFile(box.server, 'pipe', Buffer.from('x')))).kind).toBe('not-a-file');
   });
 
   it('streams a file with its entry; refuses a link', async () => {
@@ -159,7 +169,8 @@ describe('folders, rename, copy, delete, chmod', () => {
     expect(fs.lstatSync(path.join(box.volume, 'out2')).isSymbolicLink()).toBe(true);
     expect((await refusal(box.files.rename(box.server, 'moved/a2.txt', 'dir2/b.txt'))).kind).toBe('exists');
     expect((await refusal(box.files.rename(box.server, 'dir2', 'moved'))).kind).toBe('exists');
-    expect((await refusal(box.files.rename(box.server, 'nope', 'x'))).kind).toBe('not-found');
+    expect((await refusal(box.files.rename(box.server, 'nope', 'new/folders/x'))).kind).toBe('not-found');
+    expect(fs.existsSync(path.join(box.volume, 'new'))).toBe(false);
     expect((await refusal(box.files.rename(box.server, 'dir2', 'dir2/inside'))).kind).toBe('invalid-path');
     expect((await refusal(box.files.rename(box.server, 'moved/a2.txt', 'out2/x'))).kind).toBe('invalid-path');
     expect(fs.readdirSync(box.outside)).toEqual(['secret.txt']);
@@ -220,6 +231,16 @@ describe('SFTP handles', () => {
     const truncating = await box.files.open(box.server, 'dir/s.txt', flags({ write: true, truncate: true }));
     await truncating.close();
     expect(fs.readFileSync(path.join(box.volume, 'dir/s.txt'), 'utf8')).toBe('');
+  });
+
+  it('a handle refuses reads it was not opened for, and writes likewise', async () => {
+    const reading = await box.files.open(box.server, 'a.txt', flags({ read: true }));
+    expect((await refusal(reading.write(Buffer.from('x'), 0))).kind).toBe('invalid-path');
+    await reading.close();
+    const writing = await box.files.open(box.server, 'a.txt', flags({ write: true }));
+    expect((await refusal(writing.read(Buffer.alloc(4), 0))).kind).toBe('invalid-path');
+    await writing.close();
+    expect(fs.readFileSync(path.join(box.volume, 'a.txt'), 'utf8')).toBe('hello');
   });
 
   it('exclusive create of an existing file is exists; a link, a folder or a missing file are refused', async () => {
