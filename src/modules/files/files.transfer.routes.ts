@@ -93,6 +93,8 @@ export async function registerFileTransferRoutes(app: FastifyInstance, deps: Tra
           throw payloadTooLarge(`The upload is larger than ${deps.config.uploadLimitMb} MiB.`);
         }
         if (!request.isMultipart()) throw badRequest('An upload must be sent as multipart/form-data with `files` parts.');
+        // A folder climbing out of the volume is refused before the body is read.
+        joinVolumePath(query.directory ?? '/', 'upload');
         reply.removeHeader('connection');
         await uploadParts(deps, request, reply, { server, user, directory: query.directory ?? '/', uploadLimitBytes });
         return reply.status(204).send();
