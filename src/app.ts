@@ -21,6 +21,8 @@ import { registerScheduleRoutes } from './modules/schedules/schedules.routes.js'
 import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
 import { registerActivityRoutes } from './modules/activity/activity.routes.js';
 import { registerBackupRoutes } from './modules/backups/backups.routes.js';
+import { registerFileRoutes } from './modules/files/files.routes.js';
+import { registerFileTransferRoutes } from './modules/files/files.transfer.routes.js';
 import { registerAllocationRoutes } from './modules/allocations/allocations.routes.js';
 import { registerWebsocketRoutes } from './modules/websocket/websocket.routes.js';
 import type { HubOptions } from './modules/websocket/websocket.hub.js';
@@ -109,9 +111,12 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerActivityRoutes(app, deps);
   // Backups and restores tell live consoles when they end (SPEC 11).
   const serverEvents = deps.serverEvents ?? new ServerEvents((err) => app.log.error({ err }, 'a server event listener failed'));
-  registerBackupRoutes(app, { ...deps, serverEvents });
-  registerAllocationRoutes(app, deps);
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
+  registerBackupRoutes(app, { ...deps, serverEvents, appKey });
+  registerAllocationRoutes(app, deps);
+  // SPEC 15: the file routes, and what their signed URLs lead to.
+  await registerFileRoutes(app, { ...deps, appKey });
+  await registerFileTransferRoutes(app, { ...deps, appKey });
   await registerWebsocketRoutes(
     app,
     { ...deps, serverEvents, appKey },

@@ -28,3 +28,15 @@ export function registerJsonBodyParser(app: FastifyInstance) {
     void parseJson(request, text, done);
   });
 }
+
+/**
+ * For routes whose body is a file's bytes (`POST /files/write`, SPEC 15): in
+ * the scope `scope` (an encapsulated plugin holding only those routes), any
+ * Content-Type, or none, hands the handler the request's raw stream
+ * unread, so the bytes go straight to the volume and are counted against the
+ * disk limit as they arrive. The caller bounds how many bytes it takes.
+ */
+export function registerRawBodyParser(scope: FastifyInstance) {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+}

@@ -14,7 +14,14 @@ export const PERMISSIONS = [
   'control.start',
   'control.stop',
   'control.restart',
+  // SPEC 15: a server's files (Pterodactyl's names).
+  'file.create',
+  'file.read',
+  'file.read-content',
+  'file.update',
   'file.delete',
+  'file.archive',
+  'file.sftp',
   'websocket.connect',
   // SPEC 13: a server's allocations (Pterodactyl's names).
   'allocation.read',

@@ -25,7 +25,6 @@ import { serverUid, UidRangeExhaustedError, type ContainerRuntime } from './cont
 import { silentLogger } from './process/supervisor-options.js';
 import { UsageSampler } from './resources/usage-sampler.js';
 import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
-import { deleteVolumePaths } from './volume/delete-paths.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { LocalFiles } from './files/local-files.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
@@ -104,7 +103,7 @@ export class LocalDaemon implements Daemon {
       volumeDir: (uuid) => this.volumeDir(uuid),
       backupPath: (uuid) => this.backupPath(uuid),
       ownerOf: (server) => this.volumeOwner(server),
-      diskUsage: (server) => this.diskUsage(server),
+      volumeUsage: (server) => this.volumeUsage(server, 0),
     });
     this.usage = new UsageSampler({
       onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not read a server's usage"),
@@ -424,6 +423,7 @@ export class LocalDaemon implements Daemon {
     } finally {
       // The volume changed (or may have, if the move failed halfway): a kept figure would be stale.
       this.diskUsageCache.forget(server.uuid);
+      this.files.budget.forget(server);
     }
   }
 
@@ -468,7 +468,7 @@ export class LocalDaemon implements Daemon {
   }
 
   async deleteFiles(server: DaemonServer, paths: string[]): Promise<void> {
-    await deleteVolumePaths(this.volumeDir(server.uuid), paths);
+    await this.files.delete(server, paths);
   }
 
   /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */

@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
-import { paginatedList } from '../../http/envelopes.js';
+import { item, paginatedList } from '../../http/envelopes.js';
 import { parsePageQuery } from '../../http/query.js';
 import { BackupListQuery, CreateBackupBody, RestoreBackupBody } from './backups.schemas.js';
 import { restoreBackup } from './backups.restore.js';
 import { deleteBackup, listBackups, requestBackup, toggleLock } from './backups.service.js';
 import { backupItem } from './backups.transformer.js';
+import { backupDownloadUrl } from './backups.download.js';
 
-export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
+export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps & { appKey: Buffer }) {
   clientRoute(app, {
     method: 'GET',
     url: '/servers/:server/backups',
@@ -85,6 +86,17 @@ export function registerBackupRoutes(app: FastifyInstance, deps: AppDeps) {
       const { server, backup } = request.target;
       await restoreBackup(deps, server, backup, request.auth.actor, request.body);
       return reply.status(204).send();
+    },
+  });
+
+  clientRoute(app, {
+    method: 'GET',
+    url: '/servers/:server/backups/:backup/download',
+    summary: "A signed URL (15 minutes) that downloads the backup's archive",
+    permission: 'backup.download',
+    handler: async (request) => {
+      const { server, backup } = request.target;
+      return item('signed_url', { url: await backupDownloadUrl(deps, server, backup, request.auth.user, request.auth.actor) });
     },
   });
 }

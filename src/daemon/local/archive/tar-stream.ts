@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import { Header, Pax, type HeaderData } from 'tar';
 import { SafeDir } from '../volume/safe-dir.js';
-import type { IgnoreMatcher } from './ignore-matcher.js';
+import { IgnoreMatcher } from './ignore-matcher.js';
 
 const BLOCK = 512;
 const READ_CHUNK = 64 * 1024;
@@ -85,6 +85,19 @@ export async function* tarStream(volumeDir: string, matcher: IgnoreMatcher, sign
   yield END_OF_ARCHIVE;
 }
 
+/**
+ * The tar stream of the named entries of a held folder (the file manager's
+ * compress, SPEC 15), each walked as tarStream walks a volume: entries named
+ * relative to the folder, links stored as links, nothing followed. A name
+ * that is not there is skipped.
+ */
+export async function* tarStreamOfEntries(dir: SafeDir, names: readonly string[], signal?: AbortSignal): AsyncGenerator<Buffer> {
+  yield* walkNames(dir, '', [...names].sort(), NOTHING_IGNORED, signal);
+  yield END_OF_ARCHIVE;
+}
+
+const NOTHING_IGNORED = new IgnoreMatcher([]);
+
 async function* walkDirectory(
   dir: SafeDir,
   relativeDir: string,
@@ -92,6 +105,16 @@ async function* walkDirectory(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Buffer> {
   const names = (await dir.listAsync()).map((entry) => entry.name).sort();
+  yield* walkNames(dir, relativeDir, names, matcher, signal);
+}
+
+async function* walkNames(
+  dir: SafeDir,
+  relativeDir: string,
+  names: readonly string[],
+  matcher: IgnoreMatcher,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Buffer> {
   for (const name of names) {
     signal?.throwIfAborted();
     const relative = relativeDir === '' ? name : `${relativeDir}/${name}`;

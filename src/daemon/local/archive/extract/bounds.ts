@@ -65,7 +65,7 @@ export class ExtractionBounds {
   }
 
   /** Admits one entry (any type, as the parser emits it) or throws a RestoreError naming the bound it passes. */
-  admit(entry: ReadEntry): void {
+  admit(entry: Pick<ReadEntry, 'path' | 'size'>): void {
     this.entries += 1;
     if (this.entries > this.maxEntries) {
       throw new RestoreError(

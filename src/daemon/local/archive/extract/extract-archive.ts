@@ -14,7 +14,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import type { TransformOptions } from 'node:stream';
+import { PassThrough, type TransformOptions } from 'node:stream';
 import { createGunzip, type ZlibOptions } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
 import { RestoreError, asRestoreError, oneLine, quote } from '../restore-error.js';
@@ -47,7 +47,13 @@ const inflateOptions: ZlibOptions & Pick<TransformOptions, 'readableHighWaterMar
  * space of `stagingRoot`'s file system, less a margin, is always one. An
  * entry past a bound fails the extraction before anything is written for it.
  */
-export async function extractArchive(archive: FileHandle, stagingRoot: string, limits: ExtractLimits = {}): Promise<void> {
+export async function extractArchive(
+  archive: FileHandle,
+  stagingRoot: string,
+  limits: ExtractLimits = {},
+  /** `tar`: a plain tarball (the file manager's `.tar`); a backup is always gzip. */
+  format: 'tar.gz' | 'tar' = 'tar.gz',
+): Promise<void> {
   let bounds: ExtractionBounds;
   try {
     bounds = new ExtractionBounds(stagingRoot, limits);
@@ -116,7 +122,7 @@ export async function extractArchive(archive: FileHandle, stagingRoot: string, l
   try {
     await pipeline(
       archive.createReadStream({ start: 0, autoClose: false, highWaterMark: READ_CHUNK }),
-      createGunzip(inflateOptions),
+      format === 'tar' ? new PassThrough({ readableHighWaterMark: INFLATE_AHEAD }) : createGunzip(inflateOptions),
       async (tar: AsyncIterable<Buffer>) => {
         for await (const chunk of tar) {
           if (extraction.failed) throw extraction.reason;

@@ -1,0 +1,67 @@
+/**
+ * Listing a folder and stat of one entry (SPEC 15), through the held folder:
+ * entries are read with readdir and each one lstat'ed by name inside the
+ * held folder (/proc/self/fd/<fd>/<name>), so a link is reported as a link
+ * and a folder swapped for a link after it was opened is still the folder
+ * that was opened.
+ *
+ * Cost: 100,000 entries must list in full, fast. A synchronous lstat of a
+ * cached inode takes a microsecond or two, an async one a thread-pool round
+ * trip ten times that, so the lstats run synchronously in slices of at most
+ * SLICE_MS, between which the event loop runs (docs/PERFORMANCE.md "Files").
+ */
+import fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import type { VolumeEntry } from '../../daemon.js';
+import type { SafeDir } from '../volume/safe-dir.js';
+import { errnoCode, volumeFileError } from './file-errors.js';
+import { toVolumeEntry } from './volume-entry.js';
+import { isStaleTemporary } from './temporary-names.js';
+
+const SLICE_MS = 8;
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Every entry of the held folder; an entry removed between readdir and its
+ * lstat is left out. Temporary files of writes cut short by a crash before
+ * `staleBefore` (the service's start) are removed as they are met (see
+ * temporary-names.ts).
+ */
+export async function listFolder(dir: SafeDir, staleBefore: number): Promise<VolumeEntry[]> {
+  const names = await fs.promises.readdir(dir.path);
+  const entries: VolumeEntry[] = [];
+  let sliceStart = performance.now();
+  for (const name of names) {
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(dir.entryPath(name));
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') continue;
+      throw err;
+    }
+    if (isStaleTemporary(name, stat, staleBefore)) {
+      try {
+        dir.unlink(name);
+        continue;
+      } catch {
+        // Gone already, or not removable: listed as it is.
+      }
+    }
+    entries.push(toVolumeEntry(name, stat));
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+  }
+  return entries;
+}
+
+/** One entry of the held folder, itself (a link is not followed). */
+export function statEntry(dir: SafeDir, name: string, label: string): VolumeEntry {
+  try {
+    return toVolumeEntry(name, fs.lstatSync(dir.entryPath(name)));
+  } catch (err) {
+    throw volumeFileError(err, label);
+  }
+}

@@ -1,0 +1,16 @@
+/** A stat as a VolumeEntry (SPEC 15's `file_object` before rendering): a link is reported as a link. */
+import type fs from 'node:fs';
+import type { VolumeEntry } from '../../daemon.js';
+
+export function toVolumeEntry(name: string, stat: fs.Stats): VolumeEntry {
+  return {
+    name,
+    mode: stat.mode,
+    size: stat.size,
+    isFile: stat.isFile(),
+    isDirectory: stat.isDirectory(),
+    isSymlink: stat.isSymbolicLink(),
+    createdAt: stat.birthtimeMs > 0 ? stat.birthtime : stat.ctime,
+    modifiedAt: stat.mtime,
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * Creating or replacing a regular file of a volume (uploads, the editor,
+ * installs): written under a temporary name beside the target
+ * (temporary-names.ts), fsynced, then renamed over the target, all through
+ * the held parent folder. A failure or an abort removes the temporary file;
+ * a SIGKILL at any instant leaves the old file (or none) or the new one at
+ * the target, plus at most the temporary file, which a later listing sweeps.
+ *
+ * Every byte counts against the server's disk limit (disk-budget.ts): the
+ * size the caller announces before a byte is read, and the bytes as they
+ * arrive, the write stopped (and its temporary removed) at the first chunk
+ * that would pass the limit. The stream is then left as it is, for the
+ * caller to end.
+ */
+import fs from 'node:fs';
+import type { Readable } from 'node:stream';
+import { VolumeFileError, type VolumeEntry } from '../../daemon.js';
+import type { SafeDir } from '../volume/safe-dir.js';
+import type { Reservation } from './disk-budget.js';
+import { volumeFileError } from './file-errors.js';
+import { NEW_FILE_MODE, giveToOwner, type Owner } from './ownership.js';
+import { temporaryName } from './temporary-names.js';
+import { toVolumeEntry } from './volume-entry.js';
+
+const NEW_FILE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
+
+function writeAll(fd: number, chunk: Buffer, position: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const step = (offset: number) =>
+      fs.write(fd, chunk, offset, chunk.length - offset, position + offset, (err, written) => {
+        if (err) return reject(err);
+        if (offset + written < chunk.length) return step(offset + written);
+        resolve();
+      });
+    step(0);
+  });
+}
+
+const fsync = (fd: number) => new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
+
+/**
+ * Writes `content` to `name` in `dir`, replacing a regular file there (its
+ * permission bits are kept); a folder or a link there is refused. The
+ * reservation (already holding the announced size, if any) grows as the
+ * bytes arrive past it; it is committed by the caller on success.
+ */
+export async function writeFileAtomically(
+  dir: SafeDir,
+  name: string,
+  label: string,
+  content: Readable | Buffer,
+  reservation: Reservation,
+  reserved: number,
+  owner: Owner,
+): Promise<VolumeEntry> {
+  const existing = dir.lstat(name);
+  if (existing?.isSymbolicLink())
+    throw new VolumeFileError('not-a-file', `"${label}" is a symlink; it is never written through.`);
+  if (existing && !existing.isFile()) throw new VolumeFileError('not-a-file', `"${label}" is not a regular file.`);
+  const temporary = temporaryName();
+  let fd: number;
+  try {
+    fd = await dir.openFileAsync(temporary, NEW_FILE, NEW_FILE_MODE);
+  } catch (err) {
+    throw volumeFileError(err, label);
+  }
+  let renamed = false;
+  try {
+    try {
+      fs.fchmodSync(fd, existing ? existing.mode & 0o777 : NEW_FILE_MODE);
+      giveToOwner(fd, owner);
+      let written = 0;
+      const chunks: AsyncIterable<Buffer> | Buffer[] = Buffer.isBuffer(content) ? [content] : content;
+      for await (const raw of chunks) {
+        const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
+        // Counted before it is written: past the limit, not one byte of it lands.
+        const beyond = written + chunk.length - reserved;
+        if (beyond > 0) reservation.grow(Math.min(beyond, chunk.length));
+        await writeAll(fd, chunk, written);
+        written += chunk.length;
+      }
+      await fsync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    // Replaces the entry itself (a link swapped in meanwhile is replaced, never written through).
+    try {
+      dir.rename(temporary, dir, name);
+    } catch (err) {
+      throw volumeFileError(err, label);
+    }
+    renamed = true;
+    return toVolumeEntry(name, fs.lstatSync(dir.entryPath(name)));
+  } finally {
+    if (!renamed) {
+      try {
+        dir.unlink(temporary);
+      } catch {
+        // Already gone; a listing sweeps one that could not be removed.
+      }
+    }
+  }
+}

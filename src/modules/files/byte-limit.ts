@@ -1,0 +1,40 @@
+/**
+ * A bound on bytes streamed into the volume (`POST /files/write`, uploads):
+ * the stream passes bytes through until `maxBytes`, then fails, so the
+ * daemon's writeFile drops its half-written file and nothing is left.
+ */
+import { Transform, type Readable } from 'node:stream';
+
+export class ByteLimitExceeded extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The request body is larger than ${maxBytes} bytes.`);
+  }
+}
+
+export interface LimitedStream {
+  stream: Readable;
+  /** Whether the bound was passed (the stream then failed with ByteLimitExceeded). */
+  exceeded(): boolean;
+  /** Bytes let through so far. */
+  bytes(): number;
+}
+
+/** `source` piped through a counter that fails once more than `maxBytes` arrived. */
+export function limitBytes(source: Readable, maxBytes: number): LimitedStream {
+  let seen = 0;
+  let over = false;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen > maxBytes) {
+        over = true;
+        callback(new ByteLimitExceeded(maxBytes));
+        return;
+      }
+      callback(null, chunk);
+    },
+  });
+  source.on('error', (err) => counter.destroy(err));
+  source.pipe(counter);
+  return { stream: counter, exceeded: () => over, bytes: () => seen };
+}
