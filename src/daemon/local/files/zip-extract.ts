@@ -56,21 +56,18 @@ export async function extractZip(fd: number, stagingRoot: string, limits: Extrac
   } catch (err) {
     throw asRestoreError(err, 'the zip archive is corrupt');
   }
-  try {
-    await new Promise<void>((resolve, reject) => {
-      zip.on('error', (err: unknown) => reject(asRestoreError(err, 'the zip archive is corrupt')));
-      zip.on('end', () => resolve());
-      zip.on('entry', (entry: yauzl.Entry) => {
-        extractEntry(zip, entry, bounds, staging).then(
-          () => zip.readEntry(),
-          (err: unknown) => reject(asRestoreError(err, `zip entry ${quote(entry.fileName)} could not be extracted`)),
-        );
-      });
-      zip.readEntry();
+  // Not zip.close(): it would close the descriptor, which belongs to the caller.
+  await new Promise<void>((resolve, reject) => {
+    zip.on('error', (err: unknown) => reject(asRestoreError(err, 'the zip archive is corrupt')));
+    zip.on('end', () => resolve());
+    zip.on('entry', (entry: yauzl.Entry) => {
+      extractEntry(zip, entry, bounds, staging).then(
+        () => zip.readEntry(),
+        (err: unknown) => reject(asRestoreError(err, `zip entry ${quote(entry.fileName)} could not be extracted`)),
+      );
     });
-  } finally {
-    zip.close();
-  }
+    zip.readEntry();
+  });
 }
 
 async function extractEntry(
