@@ -66,7 +66,7 @@ describe('the web console: files', () => {
     await crumbs.getByRole('link', { name: 'Files' }).click();
     await row(page, 'eula.txt').waitFor();
     // Sorting by name the other way keeps the folders first.
-    await page.getByRole('button', { name: 'Name' }).click();
+    await page.getByRole('button', { name: 'Name', exact: true }).click();
     expect(await page.locator('[role="rowgroup"] .col-name').allTextContents()).toEqual([
       'config',
       'server.properties',
@@ -89,13 +89,13 @@ describe('the web console: files', () => {
     await page.getByRole('link', { name: 'server.json' }).click();
     const editor = page.locator('.cm-content');
     await editor.getByText('"motd"').waitFor();
-    // Highlighted: the JSON grammar's tokens carry CodeMirror's generated classes, a property name and a number in different colours.
-    const property = page.locator('.cm-line span', { hasText: '"motd"' }).first();
+    // Highlighted: the JSON grammar's tokens carry CodeMirror's generated classes, a string and a number in different colours.
+    const string = page.locator('.cm-line span', { hasText: '"hello"' }).first();
     const number = page.locator('.cm-line span', { hasText: '25565' }).first();
-    expect(await property.getAttribute('class')).toMatch(/\S/);
+    expect(await string.getAttribute('class')).toMatch(/\S/);
     // In-page code as text: this project's TypeScript has no DOM types.
     const colours = await Promise.all(
-      [property, number].map((token) => token.evaluate<string, void>('(el) => getComputedStyle(el).color')),
+      [string, number].map((token) => token.evaluate<string, void>('(el) => getComputedStyle(el).color')),
     );
     expect(colours[0]).not.toBe(colours[1]);
 
@@ -179,7 +179,7 @@ describe('the web console: files', () => {
 
     // Delete, confirmed.
     await selectEntry(page, 'plugins');
-    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
     const confirm = page.getByRole('dialog', { name: 'Delete “plugins”?' });
     await confirm.getByText('Folders are deleted with everything in them.', { exact: false }).waitFor();
     await auditPage(page, 'files-delete-dialog');
@@ -246,7 +246,7 @@ describe('the web console: files', () => {
     await grid(page).waitFor();
     await selectEntry(page, 'config');
     await selectEntry(page, 'eula.txt');
-    await page.getByRole('button', { name: 'Compress' }).click();
+    await page.getByRole('button', { name: 'Compress', exact: true }).click();
     const created = page.getByText(/^Created “.+\.tar\.gz”\.$/);
     await created.waitFor({ timeout: 20_000 });
     const archive = /“(.+)”/.exec((await created.textContent()) ?? '')![1]!;

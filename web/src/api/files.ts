@@ -184,7 +184,10 @@ export function useUploadFiles(server: string) {
       onProgress(progress: UploadProgress): void;
     }) => {
       const signed = await get<SignedUrl>(filesUrl(server, 'upload'));
-      const target = new URL(signed.attributes.url, location.href);
+      // Sent to this page's origin whatever APP_URL names (a proxy's name, localhost for 127.0.0.1):
+      // the console may only connect to its own origin (CSP connect-src 'self').
+      const signedTarget = new URL(signed.attributes.url, location.href);
+      const target = new URL(signedTarget.pathname + signedTarget.search, location.href);
       target.searchParams.set('directory', normalisePath(directory));
       const form = new FormData();
       for (const file of files) form.append('files', file, file.name);

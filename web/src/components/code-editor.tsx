@@ -66,10 +66,10 @@ const highlightStyle = HighlightStyle.define(
 
 const theme = EditorView.theme({
   '&': { backgroundColor: 'var(--surface)', color: 'var(--text)', height: '100%' },
+  '&.cm-focused': { outline: '3px solid var(--focus)', outlineOffset: '-3px' },
   '.cm-scroller': { fontFamily: 'var(--mono)', fontSize: '0.9rem', lineHeight: '1.5' },
   '.cm-gutters': { backgroundColor: 'var(--surface-2)', color: 'var(--muted)', borderRight: '1px solid var(--border)' },
   '.cm-activeLine, .cm-activeLineGutter': { backgroundColor: 'var(--editor-active-line)' },
-  '&.cm-focused': { outline: 'none' },
   '.cm-cursor': { borderLeftColor: 'var(--text)' },
 });
 
@@ -92,8 +92,16 @@ export function CodeEditor({ name, initial, label, readOnly, onChange, onSave }:
 
   useEffect(() => {
     if (!host.current) return;
+    // In a shadow root of its own, CodeMirror styles itself with a constructed stylesheet, which the
+    // console's Content-Security-Policy (style-src 'self') allows; in the document it would add a
+    // <style> element, which the policy refuses. The stylesheet's variables still reach it (inherited).
+    const shadow = host.current.shadowRoot ?? host.current.attachShadow({ mode: 'open' });
+    const parent = document.createElement('div');
+    parent.style.height = '100%';
+    shadow.replaceChildren(parent);
     const created = new EditorView({
-      parent: host.current,
+      root: shadow,
+      parent,
       state: EditorState.create({
         doc: initial,
         extensions: [
@@ -113,6 +121,7 @@ export function CodeEditor({ name, initial, label, readOnly, onChange, onSave }:
     view.current = created;
     return () => {
       created.destroy();
+      parent.remove();
       view.current = null;
     };
   }, []);
