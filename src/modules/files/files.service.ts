@@ -5,12 +5,12 @@
  * no database row of their own, so the entry is the only write: a failed
  * change records nothing.
  */
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Actor } from '../../actor.js';
 import type { AppDeps } from '../../deps.js';
 import type { VolumeEntry } from '../../daemon/daemon.js';
 import type { ServerRow } from '../../db/schema.js';
+import { badRequest } from '../../http/errors.js';
 import { recordActivity } from '../activity/activity.recorder.js';
 import { changeServerVolume } from '../backups/volume-changes.js';
 import { daemonServer } from '../servers/servers.service.js';
@@ -20,9 +20,25 @@ export type FilesDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'config'>;
 
 const MIB = 1024 * 1024;
 
-/** A path under a folder of the volume, as Pterodactyl joins `root` and a name (`/` when no root). */
+/**
+ * A path under a folder of the volume, as Wings joins `root` and a name: a
+ * `..` that stays inside the volume is resolved by name (Pterodactyl's front
+ * end moves a file with `../other/name`); one that would climb above the
+ * volume's root is refused (400, SPEC 15), never clamped. Links are not
+ * followed here: the daemon opens what remains descriptor-relative.
+ */
 export function joinVolumePath(root: string | undefined, name: string): string {
-  return path.posix.join('/', root ?? '/', name);
+  const segments: string[] = [];
+  for (const segment of `${root ?? '/'}/${name}`.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (segments.length === 0) throw badRequest(`"${name}" leaves the server's folder ("..").`);
+      segments.pop();
+    } else {
+      segments.push(segment);
+    }
+  }
+  return `/${segments.join('/')}`;
 }
 
 export async function logFileEvent(
@@ -108,6 +124,8 @@ export async function renameFiles(
   files: readonly { from: string; to: string }[],
 ) {
   const directory = root ?? '/';
+  // Every path is checked before anything moves.
+  const moves = files.map(({ from, to }) => ({ from: joinVolumePath(directory, from), to: joinVolumePath(directory, to) }));
   await change(
     deps,
     server,
@@ -116,9 +134,7 @@ export async function renameFiles(
     { name: 'server:file.rename', properties: () => ({ directory, files: files.map(({ from, to }) => ({ from, to })) }) },
     async () => {
       const target = daemonServer(server);
-      for (const { from, to } of files) {
-        await deps.daemon.files.rename(target, joinVolumePath(directory, from), joinVolumePath(directory, to));
-      }
+      for (const { from, to } of moves) await deps.daemon.files.rename(target, from, to);
     },
   );
 }
@@ -142,17 +158,15 @@ export async function deleteFiles(
   files: readonly string[],
 ) {
   const directory = root ?? '/';
+  // Without the leading `/`: the delete path (shared with delete_files tasks) takes volume-relative names.
+  const paths = files.map((name) => joinVolumePath(directory, name).slice(1));
   await change(
     deps,
     server,
     actor,
     'no files were deleted',
     { name: 'server:file.delete', properties: () => ({ directory, files: [...files] }) },
-    () =>
-      deps.daemon.files.delete(
-        daemonServer(server),
-        files.map((name) => joinVolumePath(directory, name)),
-      ),
+    () => deps.daemon.files.delete(daemonServer(server), paths),
   );
 }
 
@@ -164,6 +178,7 @@ export async function chmodFiles(
   files: readonly { file: string; mode: number }[],
 ) {
   const directory = root ?? '/';
+  const changes = files.map(({ file, mode }) => ({ path: joinVolumePath(directory, file), mode }));
   await change(
     deps,
     server,
@@ -178,7 +193,7 @@ export async function chmodFiles(
     },
     async () => {
       const target = daemonServer(server);
-      for (const { file, mode } of files) await deps.daemon.files.chmod(target, joinVolumePath(directory, file), mode);
+      for (const { path, mode } of changes) await deps.daemon.files.chmod(target, path, mode);
     },
   );
 }
