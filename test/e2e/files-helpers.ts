@@ -48,10 +48,12 @@ export function droppedBytes(name: string, size: number): Buffer {
 export async function screenshots(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   const size = page.viewportSize() ?? { width: 1280, height: 800 };
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
   await page.setViewportSize({ width: 375, height: 812 });
   try {
     await page.waitForFunction('window.innerWidth === 375');
+    await page.evaluate('window.scrollTo(0, 0)');
     await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-375.png`) });
   } finally {
     await page.setViewportSize(size);

@@ -93,10 +93,10 @@ describe('the web console: files', () => {
     const string = page.locator('.cm-line span', { hasText: '"hello"' }).first();
     const number = page.locator('.cm-line span', { hasText: '25565' }).first();
     expect(await string.getAttribute('class')).toMatch(/\S/);
-    // In-page code as text: this project's TypeScript has no DOM types.
-    const colours = await Promise.all(
-      [string, number].map((token) => token.evaluate<string, void>('(el) => getComputedStyle(el).color')),
-    );
+    // This project's TypeScript has no DOM types: the page's globals are reached through globalThis.
+    const colourOf = (element: unknown) =>
+      (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(element).color;
+    const colours = await Promise.all([string, number].map((token) => token.evaluate(colourOf)));
     expect(colours[0]).not.toBe(colours[1]);
 
     await page.getByLabel('Contents of server.json').click();

@@ -204,6 +204,8 @@ export function FileList({ label, entries, selected, sort, onSort, onSelect, hre
       aria-multiselectable="true"
       aria-activedescendant={count > 0 ? rowId(activeIndex) : undefined}
       class="file-grid"
+      // As tall as its rows when they are few; a window of them (and a scrollbar) when they are many.
+      style={{ height: `min(max(65vh, 16rem), 40rem, ${(count + 1) * ROW_HEIGHT + 2}px)` }}
       onKeyDown={onKeyDown}
       onScroll={(event) => {
         const top = event.currentTarget.scrollTop;

@@ -104,7 +104,7 @@ export function FileEditorPage({ creating }: { creating: boolean }) {
   return (
     <section aria-labelledby="editor-title" class="file-editor">
       <div class="section-head">
-        <h2 id="editor-title" class="mono">
+        <h2 id="editor-title">
           {title}
         </h2>
         {dirty && <span class="badge warn">Unsaved changes</span>}
