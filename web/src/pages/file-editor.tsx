@@ -104,9 +104,7 @@ export function FileEditorPage({ creating }: { creating: boolean }) {
   return (
     <section aria-labelledby="editor-title" class="file-editor">
       <div class="section-head">
-        <h2 id="editor-title">
-          {title}
-        </h2>
+        <h2 id="editor-title">{title}</h2>
         {dirty && <span class="badge warn">Unsaved changes</span>}
         <div class="actions">
           <Link class="button" href={filesHref(directory)}>
