@@ -65,6 +65,11 @@ describe('the web console: files', () => {
     await row(page, 'r.0.0.mca').waitFor();
     await crumbs.getByRole('link', { name: 'Files' }).click();
     await row(page, 'eula.txt').waitFor();
+    await auditPage(page, 'files-list');
+    // The screenshots with a selection, so that the toolbar's actions show enabled.
+    await selectEntry(page, 'server.properties');
+    await screenshots(page, 'files-list');
+    await page.getByRole('checkbox', { name: 'Select server.properties' }).uncheck();
     // Sorting by name the other way keeps the folders first.
     await page.getByRole('button', { name: 'Name', exact: true }).click();
     expect(await page.locator('[role="rowgroup"] .col-name').allTextContents()).toEqual([
@@ -73,8 +78,6 @@ describe('the web console: files', () => {
       'huge.log',
       'eula.txt',
     ]);
-    await auditPage(page, 'files-list');
-    await screenshots(page, 'files-list');
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -229,7 +232,7 @@ describe('the web console: files', () => {
     await context.close();
   });
 
-  it('downloads a file through its signed URL', async () => {
+  it('downloads a file through its signed URL, and copies it', async () => {
     const { page, context } = await newPage(browser);
     await signIn(page, svc.base, 'grace', PASSWORD, filesPage());
     await grid(page).waitFor();
@@ -237,6 +240,16 @@ describe('the web console: files', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
     expect(download.suggestedFilename()).toBe('server.properties');
     expect(fs.readFileSync((await download.path())!, 'utf8')).toBe('motd=A Minecraft Server\nmax-players=20\n');
+    // Copy: a copy beside it, with Pterodactyl's naming (the API picks the name).
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    await page.getByText('Copied “server.properties”.').waitFor();
+    const copies = fs
+      .readdirSync(volume)
+      .filter((name) => name !== 'server.properties' && name.startsWith('server') && name.includes('copy'));
+    expect(copies.length).toBe(1);
+    expect(fs.readFileSync(at(copies[0]!), 'utf8')).toBe('motd=A Minecraft Server\nmax-players=20\n');
+    await row(page, copies[0]!).waitFor();
+    fs.rmSync(at(copies[0]!));
     await context.close();
   });
 
