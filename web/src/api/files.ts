@@ -29,8 +29,8 @@ type SignedUrl = Item<'signed_url', { url: string }>;
 const filesUrl = (server: string, action: string, params?: Record<string, string>) =>
   `/api/client/servers/${encodeURIComponent(server)}/files/${action}${params ? `?${new URLSearchParams(params)}` : ''}`;
 
-export const directoryKey = (server: string, directory: string) => ['files', server, 'list', normalisePath(directory)] as const;
-export const contentsKey = (server: string, file: string) => ['files', server, 'contents', normalisePath(file)] as const;
+const directoryKey = (server: string, directory: string) => ['files', server, 'list', normalisePath(directory)] as const;
+const contentsKey = (server: string, file: string) => ['files', server, 'contents', normalisePath(file)] as const;
 
 /** After any change: every listing and file of the server may be stale (a move touches two folders). */
 const invalidateFiles = (client: QueryClient, server: string) => client.invalidateQueries({ queryKey: ['files', server] });

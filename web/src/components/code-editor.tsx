@@ -53,7 +53,7 @@ const LANGUAGES: { pattern: RegExp; load(): Promise<Extension | LanguageSupport>
 ];
 
 /** The language of a file by its name's extension; null when none is known (plain text). */
-export function languageFor(name: string): Promise<Extension> | null {
+function languageFor(name: string): Promise<Extension> | null {
   return LANGUAGES.find(({ pattern }) => pattern.test(name))?.load() ?? null;
 }
 

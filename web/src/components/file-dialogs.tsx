@@ -74,7 +74,7 @@ const WHAT = [
 ] as const;
 
 /** Three octal digits, at most 777 (SPEC 15: no setuid, setgid or sticky bit). */
-export const isOctalMode = (text: string) => /^[0-7]{3}$/.test(text);
+const isOctalMode = (text: string) => /^[0-7]{3}$/.test(text);
 
 interface ChmodDialogProps {
   open: boolean;

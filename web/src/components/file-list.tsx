@@ -13,14 +13,14 @@ import { bytes, dateTime } from '../lib/format';
  * Space selects it, Enter opens it.
  */
 
-export type SortKey = 'name' | 'size' | 'modified';
+type SortKey = 'name' | 'size' | 'modified';
 export interface Sort {
   key: SortKey;
   descending: boolean;
 }
 
 /** Must match .file-row's height in styles.css. */
-export const ROW_HEIGHT = 44;
+const ROW_HEIGHT = 44;
 const MARGIN_ROWS = 10;
 
 interface FileListProps {

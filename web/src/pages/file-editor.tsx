@@ -6,7 +6,7 @@ import { CodeEditor } from '../components/code-editor';
 import { ConfirmDialog, ErrorText, Loading } from '../components/ui';
 import { baseName, joinPath, normalisePath, parentOf } from '../lib/file-paths';
 import { useServer } from '../lib/server-context';
-import { Breadcrumbs, editorHref, filesHref } from './files';
+import { Breadcrumbs, editorHref, filesHref } from '../components/file-breadcrumbs';
 
 /**
  * A file of the volume in CodeMirror (loaded with this page only): open

@@ -17,7 +17,8 @@ import { ChmodDialog, NameDialog } from '../components/file-dialogs';
 import { FileList, sortEntries, type Sort } from '../components/file-list';
 import { UploadButton, UploadStatus, useFileDrop, type UploadState } from '../components/file-upload';
 import { ConfirmDialog, ErrorText, Loading } from '../components/ui';
-import { crumbsOf, destinationOf, isArchive, isTextFile, joinPath, normalisePath } from '../lib/file-paths';
+import { destinationOf, isArchive, isTextFile, joinPath, normalisePath } from '../lib/file-paths';
+import { Breadcrumbs, editorHref, filesHref } from '../components/file-breadcrumbs';
 import { useServer } from '../lib/server-context';
 
 /**
@@ -27,35 +28,7 @@ import { useServer } from '../lib/server-context';
  * the address (`?dir=`), so that back, forward and links work.
  */
 
-export const filesHref = (directory: string) =>
-  normalisePath(directory) === '/' ? '/files' : `/files?${new URLSearchParams({ dir: normalisePath(directory) })}`;
-export const editorHref = (file: string) => `/files/edit?${new URLSearchParams({ file: normalisePath(file) })}`;
-
 type Dialog = 'folder' | 'rename' | 'chmod' | 'delete' | null;
-
-export function Breadcrumbs({ path, current }: { path: string; current: boolean }) {
-  const crumbs = crumbsOf(path);
-  return (
-    <nav aria-label="Breadcrumb" class="crumbs">
-      <ol>
-        <li>
-          <Link href={filesHref('/')} aria-current={current && crumbs.length === 0 ? 'page' : undefined}>
-            Files
-          </Link>
-        </li>
-        {crumbs.map((crumb, i) => (
-          <li key={crumb.path}>
-            {current && i === crumbs.length - 1 ? (
-              <span aria-current="page">{crumb.name}</span>
-            ) : (
-              <Link href={filesHref(crumb.path)}>{crumb.name}</Link>
-            )}
-          </li>
-        ))}
-      </ol>
-    </nav>
-  );
-}
 
 export function FilesSection() {
   const { id, permissions } = useServer();
