@@ -15,7 +15,7 @@ import { authenticateSession } from './modules/sessions/sessions.service.js';
 import { registerSessionRoutes } from './modules/sessions/sessions.routes.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { pingDatabase } from './modules/servers/servers.repository.js';
-import { findServerTarget } from './modules/servers/servers.targets.js';
+import { decideServerTarget } from './modules/servers/servers.targets.js';
 import { registerServerRoutes } from './modules/servers/servers.routes.js';
 import { registerScheduleRoutes } from './modules/schedules/schedules.routes.js';
 import { registerTaskRoutes } from './modules/tasks/tasks.routes.js';
@@ -85,7 +85,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const resolver: ClientResolver = {
     authenticate: (token, ip, now) => authenticateToken(deps.db, token, ip, now),
     authenticateSession: (token, ip, now) => authenticateSession(deps.db, token, ip, now),
-    findServerTarget: (user, ids) => findServerTarget(deps.db, user, ids),
+    findServerTarget: (user, ids, action) => decideServerTarget(deps.db, user, ids, action),
   };
   registerClientGuard(app, { resolver, clock: deps.clock, rateLimitPerMinute: deps.config.rateLimitPerMinute });
 

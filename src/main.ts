@@ -13,6 +13,7 @@ import { startActivityPruner } from './modules/activity/activity.pruner.js';
 import { recoverFileOperations, startFileOperationRecovery } from './modules/backups/backups.recovery.js';
 import { schedulesChangedNotifier } from './timing/wakeup.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
+import { startSftpServer, type RunningSftpServer } from './modules/sftp/sftp.server.js';
 
 /**
  * The long-running service: the HTTP API and/or the scheduler over an open,
@@ -39,6 +40,8 @@ export interface RunningService {
   readonly url: string | undefined;
   readonly app: FastifyInstance | undefined;
   readonly scheduler: SchedulerHandle | undefined;
+  /** The SFTP server (SPEC 15), beside the API unless SFTP_PORT=0. */
+  readonly sftp: RunningSftpServer | undefined;
   /** Graceful: stop accepting, stop the scheduler, let background work finish, stop processes. Idempotent. */
   stop(): Promise<void>;
 }
@@ -61,6 +64,7 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   let scheduler: SchedulerHandle | undefined;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
+  let sftp: RunningSftpServer | undefined;
   const extras: Stoppable[] = [
     startFileOperationRecovery({ db: database.db, clock, daemon }, logger),
     // Before any start, so no out-of-memory kill of this instance's servers goes unlogged.
@@ -71,6 +75,8 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   const shutdown = async () => {
     // Stop accepting first (in-flight requests finish), then stop claiming runs.
     if (app) await settle(logger, 'http server', app.close());
+    // Open SFTP files are closed (their volume holds released) before the daemon goes.
+    if (sftp) await settle(logger, 'sftp server', sftp.stop());
     if (scheduler) await settle(logger, 'scheduler', scheduler.stop());
     for (const extra of extras) await settle(logger, 'background task', Promise.resolve(extra.stop()));
     // A restore or backup in flight finishes (or fails) before its files go away.
@@ -79,8 +85,15 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   };
 
   try {
+    if (options.api && config.sftpPort !== 0) {
+      sftp = await startSftpServer({ db: database.db, clock, daemon, config }, logger, {
+        host: config.sftpHost,
+        port: config.sftpPort,
+      });
+    }
     if (options.api) {
       app = await buildApp({
+        sftpPort: sftp?.port,
         serverEvents,
         db: database.db,
         dialect: database.dialect,
@@ -99,7 +112,16 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
       logger.info({ url }, 'quetzal is listening');
     }
     if (options.scheduler) {
-      scheduler = startScheduler({ db: database.db, dialect: database.dialect, config, clock, daemon, jobs, logger, serverEvents });
+      scheduler = startScheduler({
+        db: database.db,
+        dialect: database.dialect,
+        config,
+        clock,
+        daemon,
+        jobs,
+        logger,
+        serverEvents,
+      });
       logger.info({ instance: scheduler.instanceId }, 'scheduler started');
     }
     if (options.scheduler) {
@@ -115,6 +137,7 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
     url,
     app,
     scheduler,
+    sftp,
     stop() {
       stopped ??= shutdown();
       return stopped;

@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Authenticated, ClientResolver, PathIds, ServerTarget } from './client-resolver.js';
 import { csrfTokenMatches, MUTATING_METHODS, readCookie, SESSION_COOKIE, XSRF_HEADER } from './cookies.js';
-import { conflict, forbidden, notFound, tooManyRequests, unauthenticated } from './errors.js';
-import { can, type Permission } from './permissions.js';
+import { conflict, forbidden, notFound, tooManyRequests, unauthenticated, type HttpError } from './errors.js';
+import type { AccessRefusal, ServerAction } from './permissions.js';
 import { RateLimiter } from './rate-limit.js';
 
 /**
@@ -12,18 +12,7 @@ import { RateLimiter } from './rate-limit.js';
  * every addressed id (404), permission (403), server status (409). Body and
  * query validation (400/422) come after, in the route.
  */
-export interface ClientRouteConfig {
-  /** null: anyone who can see the server. */
-  permission: Permission | null;
-  /** At least one of these (the exact one depends on the body, checked in the handler). */
-  permissionAnyOf?: readonly Permission[];
-  /** Changes something: refused while the server installs or failed to install. */
-  mutates: boolean;
-  /** Also refused while a backup is being restored (SPEC 6). */
-  blockedDuringRestore?: boolean;
-  /** Served for a suspended server (only GET /servers/{server}). */
-  allowedWhenSuspended?: boolean;
-}
+export type ClientRouteConfig = ServerAction;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -74,13 +63,15 @@ export function registerClientGuard(
     }
     if (!config.client) return;
     const { server, schedule, task, backup, allocation } = request.params;
-    const target =
-      server === undefined
-        ? null
-        : await resolver.findServerTarget(request.auth.user, { server, schedule, task, backup, allocation });
-    if (!target) throw notFound();
-    assertAllowed(target, config.client);
-    request.target = target;
+    if (server === undefined) throw notFound();
+    // The one access policy (modules/servers/access-policy.ts) decides; the guard only speaks HTTP.
+    const verdict = await resolver.findServerTarget(
+      request.auth.user,
+      { server, schedule, task, backup, allocation },
+      config.client,
+    );
+    if (!verdict.ok) throw refusalError(verdict.refusal);
+    request.target = verdict.target;
   });
 }
 
@@ -101,24 +92,14 @@ async function authenticateBySession(resolver: ClientResolver, request: FastifyR
   return session.auth;
 }
 
-/** The permission (403) and server-status (409) checks, once every addressed row is known to be visible. */
-function assertAllowed({ access, server }: ServerTarget, config: ClientRouteConfig): void {
-  if (config.permission && !can(access, config.permission)) throw forbidden();
-  if (config.permissionAnyOf && !config.permissionAnyOf.some((p) => can(access, p))) throw forbidden();
-
-  switch (server.status) {
-    case null:
-      break;
-    case 'suspended':
-      if (!config.allowedWhenSuspended)
-        throw conflict('This server is currently suspended and the functionality requested is unavailable.');
-      break;
-    case 'installing':
-    case 'install_failed':
-      if (config.mutates) throw conflict('This server has not yet completed its installation process, please try again later.');
-      break;
-    case 'restoring_backup':
-      if (config.blockedDuringRestore) throw conflict('This server is currently restoring a backup, please try again later.');
-      break;
+/** The policy's refusal in SPEC 1.2's shape: 404, 403 or 409 with Pterodactyl's sentence. */
+export function refusalError(refusal: AccessRefusal): HttpError {
+  switch (refusal.kind) {
+    case 'not-found':
+      return notFound();
+    case 'forbidden':
+      return forbidden();
+    case 'conflict':
+      return conflict(refusal.message);
   }
 }

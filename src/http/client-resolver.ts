@@ -1,6 +1,6 @@
 import type { Actor } from '../actor.js';
 import type { AllocationRow, ApiKeyRow, BackupRow, ScheduleRow, ServerRow, TaskRow, UserRow } from '../db/schema.js';
-import type { Access } from './permissions.js';
+import type { Access, AccessRefusal, ServerAction } from './permissions.js';
 
 /**
  * The caller of an authenticated request: through an API key (`key`) or a
@@ -32,6 +32,9 @@ export interface ServerTarget {
   allocation?: AllocationRow;
 }
 
+/** The guard's question answered: the target, or why the caller may not act on it. */
+export type TargetDecision = { ok: true; target: ServerTarget } | { ok: false; refusal: AccessRefusal };
+
 /** The ids a client route's path may carry, as the router read them (strings, unchecked). */
 export interface PathIds {
   server: string;
@@ -52,8 +55,9 @@ export interface ClientResolver {
   authenticateSession(token: string, ip: string, now: number): Promise<SessionAuthentication | null>;
   /**
    * The server `user` may see and every row the path names, each belonging to
-   * that server (a task to that schedule); null when any is missing or foreign
-   * (a 404, never a 403).
+   * that server (a task to that schedule), weighed by the one access policy
+   * for `action`: not-found when any row is missing or foreign (a 404, never a
+   * 403), else forbidden (403) or conflict (409), else the target.
    */
-  findServerTarget(user: UserRow, ids: PathIds): Promise<ServerTarget | null>;
+  findServerTarget(user: UserRow, ids: PathIds, action: ServerAction): Promise<TargetDecision>;
 }

@@ -14,10 +14,10 @@ export const PERMISSIONS = [
   'control.start',
   'control.stop',
   'control.restart',
-  // SPEC 15: a server's files (Pterodactyl's names).
-  'file.create',
+  // SPEC 15: files and SFTP (Pterodactyl's names).
   'file.read',
   'file.read-content',
+  'file.create',
   'file.update',
   'file.delete',
   'file.archive',
@@ -45,6 +45,35 @@ export interface Access {
 export function can(access: Access, permission: Permission): boolean {
   return access.isOwnerOrAdmin || access.permissions.has(permission);
 }
+
+/**
+ * What a caller wants to do on a server, as the one access policy
+ * (src/modules/servers/access-policy.ts) weighs it for HTTP routes, websocket
+ * actions, SFTP operations and signed URLs alike.
+ */
+export interface ServerAction {
+  /** null: anyone who can see the server. */
+  permission: Permission | null;
+  /** At least one of these (the exact one depends on the body, checked in the handler). */
+  permissionAnyOf?: readonly Permission[];
+  /** Changes something: refused while the server installs or failed to install. */
+  mutates: boolean;
+  /** Also refused while a backup is being restored (SPEC 6). */
+  blockedDuringRestore?: boolean;
+  /** Allowed for a suspended server (only GET /servers/{server}). */
+  allowedWhenSuspended?: boolean;
+}
+
+/**
+ * Why the policy refused: the server is not visible to the caller (404), a
+ * permission is missing (403), or the server's status forbids it now (409;
+ * `status` says which, for callers that treat suspension apart). `message`
+ * is Pterodactyl's sentence (null: the default for the status code).
+ */
+export type AccessRefusal =
+  | { kind: 'not-found' }
+  | { kind: 'forbidden'; message: null }
+  | { kind: 'conflict'; status: 'suspended' | 'installing' | 'restoring'; message: string };
 
 export type PowerSignal = 'start' | 'stop' | 'restart' | 'kill';
 

@@ -16,6 +16,8 @@ export const BIN = path.join(ROOT, 'bin/quetzal.js');
 const CONFIG_VARIABLES = [
   'PORT',
   'HOST',
+  'SFTP_PORT',
+  'SFTP_HOST',
   'DATABASE_URL',
   'DATA_DIR',
   'APP_TIMEZONE',
@@ -102,7 +104,8 @@ export function describeEachDialect(title: string, body: (dialect: DialectName) 
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const base = { ...process.env };
   for (const name of CONFIG_VARIABLES) delete base[name];
-  return { ...base, ...env };
+  // SFTP off (SFTP_PORT=0) unless a test asks: parallel services must not all bind 2022.
+  return { ...base, SFTP_PORT: '0', ...env };
 }
 
 export interface CliResult {

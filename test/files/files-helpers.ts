@@ -42,3 +42,27 @@ export function fileTools(h: Harness) {
     },
   };
 }
+
+/** A multipart/form-data body of file parts, as a browser's FormData sends it. */
+export function multipartBody(parts: { field?: string; filename: string; content: string | Buffer }[]) {
+  const boundary = `----quetzal${Math.random().toString(16).slice(2)}`;
+  const chunks: Buffer[] = [];
+  for (const part of parts) {
+    chunks.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${part.field ?? 'files'}"; filename="${part.filename}"\r\n` +
+          'Content-Type: application/octet-stream\r\n\r\n',
+      ),
+      Buffer.isBuffer(part.content) ? part.content : Buffer.from(part.content),
+      Buffer.from('\r\n'),
+    );
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** The path and query of an absolute signed URL, for app.inject. */
+export function localPart(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}

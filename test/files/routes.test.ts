@@ -138,6 +138,26 @@ describeEachDatabase('file routes', (database) => {
     });
     expect(taken.statusCode).toBe(409);
     expect(f.read(server, 'e/b.txt')).toBe('b');
+    // A refused pair refuses the request: the pairs before it do not move either.
+    for (const files of [
+      [
+        { from: 'd/a2.txt', to: 'd/a3.txt' },
+        { from: 'd/missing', to: 'd/x' },
+      ],
+      [
+        { from: 'd/a2.txt', to: 'd/a3.txt' },
+        { from: 'e/keep', to: 'e/b.txt' },
+      ],
+      [
+        { from: 'd/a2.txt', to: 'd/same' },
+        { from: 'e/keep', to: 'd/same' },
+      ],
+    ]) {
+      const half = await h.request(owner.token, { method: 'PUT', url: f.url(server, 'rename'), payload: { files } });
+      expect(half.statusCode).toBeGreaterThanOrEqual(400);
+      expect(half.statusCode).toBeLessThan(500);
+      expect(f.tree(server)).toEqual(['d/', 'd/a2.txt', 'e/', 'e/b.txt', 'e/keep']);
+    }
     const invalid = await h.request(owner.token, {
       method: 'PUT',
       url: f.url(server, 'rename'),
@@ -244,6 +264,18 @@ describeEachDatabase('file routes', (database) => {
       expect(refused.json().errors[0].meta.source_field).toBe('files.1.mode');
     }
     expect([mode('a.sh'), mode('b.sh')]).toEqual(['755', '600']);
+    const missing = await h.request(owner.token, {
+      method: 'POST',
+      url: f.url(server, 'chmod'),
+      payload: {
+        files: [
+          { file: 'a.sh', mode: '700' },
+          { file: 'absent', mode: '700' },
+        ],
+      },
+    });
+    expect(missing.statusCode).toBe(404);
+    expect(mode('a.sh')).toBe('755');
     expect(await f.events(server)).toEqual([
       {
         event: 'server:file.chmod',
@@ -310,5 +342,64 @@ describeEachDatabase('file routes', (database) => {
     expect(del.statusCode).toBe(409);
     expect(f.read(server, 'a')).toBe('a');
     expect(await f.events(server)).toEqual([]);
+  });
+
+  it("file events list with Pterodactyl's properties and no additional metadata", async () => {
+    const { owner, server } = await h.make.ownedServer();
+    await h.request(owner.token, { method: 'POST', url: f.url(server, 'write?file=a.txt'), payload: 'a' });
+    await h.request(owner.token, {
+      method: 'PUT',
+      url: f.url(server, 'rename'),
+      payload: { files: [{ from: 'a.txt', to: 'b.txt' }] },
+    });
+    await h.request(owner.token, {
+      method: 'POST',
+      url: f.url(server, 'chmod'),
+      payload: { files: [{ file: 'b.txt', mode: '600' }] },
+    });
+    const res = await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}/activity` });
+    expect(res.statusCode).toBe(200);
+    const listed = res
+      .json()
+      .data.map((d: { attributes: { event: string; has_additional_metadata: boolean } }) => [
+        d.attributes.event,
+        d.attributes.has_additional_metadata,
+      ]);
+    expect(listed).toEqual([
+      ['server:file.chmod', false],
+      ['server:file.rename', false],
+      ['server:file.write', false],
+    ]);
+  });
+
+  it('answers 405 for a known file path with another method, and documents the routes in OpenAPI', async () => {
+    const { owner, server } = await h.make.ownedServer();
+    for (const [method, rest] of [
+      ['GET', 'write?file=a'],
+      ['POST', 'list'],
+      ['GET', 'rename'],
+    ] as const) {
+      const res = await h.request(owner.token, { method, url: f.url(server, rest) });
+      expect(res.statusCode, rest).toBe(405);
+    }
+    const doc = (await h.request(owner.token, { method: 'GET', url: '/api/client/openapi.json' })).json();
+    for (const route of [
+      'list',
+      'contents',
+      'download',
+      'upload',
+      'write',
+      'rename',
+      'copy',
+      'compress',
+      'decompress',
+      'delete',
+      'create-folder',
+      'chmod',
+      'pull',
+    ]) {
+      expect(Object.keys(doc.paths), route).toContain(`/api/client/servers/{server}/files/${route}`);
+    }
+    expect(Object.keys(doc.paths)).toContain('/api/client/servers/{server}/backups/{backup}/download');
   });
 });

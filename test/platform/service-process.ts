@@ -49,6 +49,8 @@ export async function startDetached(
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
     PORT: String(port),
+    // SFTP off: parallel services must not all bind 2022.
+    SFTP_PORT: '0',
     LOG_LEVEL: 'info',
     ...extraEnv,
   };

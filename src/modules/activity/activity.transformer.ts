@@ -30,7 +30,21 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:power.restart': [],
   'server:power.kill': [],
   'server:console.command': ['command'],
-  'server:file.delete': ['files'],
+  'server:file.delete': ['directory', 'files'],
+  // SPEC 15: the file routes (src/modules/files), Pterodactyl's names and properties.
+  'server:file.read': ['file'],
+  'server:file.download': ['file'],
+  'server:file.write': ['file'],
+  'server:file.rename': ['directory', 'files'],
+  'server:file.copy': ['file'],
+  'server:file.compress': ['directory', 'files', 'archive'],
+  'server:file.decompress': ['directory', 'files'],
+  'server:file.create-directory': ['directory', 'name'],
+  'server:file.chmod': ['directory', 'files'],
+  'server:file.pull': ['directory', 'url', 'file'],
+  'server:file.pull.fail': ['directory', 'url', 'error'],
+  'server:file.uploaded': ['directory', 'file'],
+  'server:backup.download': ['name'],
   // SPEC 10: the kernel killed the server's process for using more memory than its limit.
   'server:process.oom': [],
   // SPEC 13, as Pterodactyl's activity translations name them.
@@ -40,6 +54,12 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:allocation.delete': ['allocation'],
   // SPEC 10: the daemon stopped the server for passing its disk or inode limit while running.
   'server:process.disk-limit': [],
+  // SPEC 15: SFTP sessions (Wings' sftp events; Pterodactyl adds using_sftp).
+  'server:sftp.write': ['files'],
+  'server:sftp.create': ['files'],
+  'server:sftp.create-directory': ['files'],
+  'server:sftp.delete': ['files'],
+  'server:sftp.rename': ['from', 'to'],
 };
 const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 

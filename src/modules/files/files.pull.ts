@@ -31,6 +31,8 @@ export async function pullFile(deps: PullDeps, server: ServerRow, actor: Actor, 
   if (!url) throw ValidationError.of('url', 'url', 'The url field must be a valid http or https URL.');
   const directory = input.directory ?? '/';
   const useHeader = input.use_header !== undefined && toBoolean(input.use_header);
+  // A folder or name that climbs out of the volume is refused now, not found out in the background.
+  joinVolumePath(directory, input.filename ?? 'download');
   try {
     await assertPullable(url);
   } catch (err) {

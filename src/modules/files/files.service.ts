@@ -8,7 +8,7 @@
 import type { Readable } from 'node:stream';
 import type { Actor } from '../../actor.js';
 import type { AppDeps } from '../../deps.js';
-import type { VolumeEntry } from '../../daemon/daemon.js';
+import { VolumeFileError, type DaemonServer, type VolumeEntry } from '../../daemon/daemon.js';
 import type { ServerRow } from '../../db/schema.js';
 import { badRequest } from '../../http/errors.js';
 import { recordActivity } from '../activity/activity.recorder.js';
@@ -66,6 +66,17 @@ async function change<T>(
   const result = await changeServerVolume(deps, server.id, refusal, () => mappingFileErrors(work));
   await logFileEvent(deps, server, actor, event.name, event.properties(result));
   return result;
+}
+
+/** Whether an entry of that path is there (a link counts, followed or not). */
+async function exists(deps: FilesDeps, target: DaemonServer, file: string): Promise<boolean> {
+  try {
+    await deps.daemon.files.stat(target, file);
+    return true;
+  } catch (err) {
+    if (err instanceof VolumeFileError && err.kind === 'not-found') return false;
+    throw err;
+  }
 }
 
 export async function listFiles(deps: FilesDeps, server: ServerRow, directory: string): Promise<VolumeEntry[]> {
@@ -134,6 +145,15 @@ export async function renameFiles(
     { name: 'server:file.rename', properties: () => ({ directory, files: files.map(({ from, to }) => ({ from, to })) }) },
     async () => {
       const target = daemonServer(server);
+      // Each source is there and each destination free before the first move, so a refusal moves nothing.
+      const destinations = new Set<string>();
+      for (const { from, to } of moves) {
+        await deps.daemon.files.stat(target, from);
+        if (destinations.has(to) || (await exists(deps, target, to))) {
+          throw new VolumeFileError('exists', `"${to}" already exists.`);
+        }
+        destinations.add(to);
+      }
       for (const { from, to } of moves) await deps.daemon.files.rename(target, from, to);
     },
   );
@@ -193,6 +213,8 @@ export async function chmodFiles(
     },
     async () => {
       const target = daemonServer(server);
+      // Every file is there before the first change, so a missing one changes nothing.
+      for (const { path } of changes) await deps.daemon.files.stat(target, path);
       for (const { path, mode } of changes) await deps.daemon.files.chmod(target, path, mode);
     },
   );

@@ -3,13 +3,14 @@ import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { paginatedList } from '../../http/envelopes.js';
 import { PageQuery, parsePageQuery } from '../../http/query.js';
-import { serverItem, serverMeta, statsItem } from './servers.transformer.js';
+import { serverItem, serverMeta, sftpDetails, statsItem } from './servers.transformer.js';
 import { listVisibleServers, serverResources } from './servers.service.js';
 import { CommandBody, PowerBody } from './power.schemas.js';
 import { sendConsoleCommand, sendPowerSignal } from './power.service.js';
 import { allocationsOfServerShownTo, allocationsOfServersShownTo } from '../allocations/allocations.service.js';
 
 export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
+  const sftp = sftpDetails(deps.config, deps.sftpPort);
   clientRoute(app, {
     method: 'GET',
     url: '',
@@ -20,7 +21,7 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
       const { user } = request.auth;
       const { rows, total } = await listVisibleServers(deps.db, user, page);
       const allocations = await allocationsOfServersShownTo(deps.db, user, rows);
-      const items = rows.map((row) => serverItem(row, user, allocations.get(row.id) ?? []));
+      const items = rows.map((row) => serverItem(row, user, allocations.get(row.id) ?? [], sftp));
       return paginatedList(items, { total, ...page }, { url: request.url, baseUrl: deps.config.appUrl });
     },
   });
@@ -33,7 +34,7 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
     handler: async (request) => {
       const { server, access } = request.target;
       const allocations = await allocationsOfServerShownTo(deps.db, access, server);
-      return { ...serverItem(server, request.auth.user, allocations), meta: serverMeta(server, request.auth.user, access) };
+      return { ...serverItem(server, request.auth.user, allocations, sftp), meta: serverMeta(server, request.auth.user, access) };
     },
   });
 

@@ -1,12 +1,12 @@
 import type { Queryable } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
-import type { PathIds, ServerTarget } from '../../http/client-resolver.js';
-import type { Access } from '../../http/permissions.js';
+import type { PathIds, ServerTarget, TargetDecision } from '../../http/client-resolver.js';
+import type { ServerAction } from '../../http/permissions.js';
 import { findAllocationOfServer } from '../allocations/allocations.repository.js';
 import { findBackupOfServer } from '../backups/backups.repository.js';
 import { findScheduleOfServer } from '../schedules/schedules.repository.js';
 import { findTaskOfSchedule } from '../tasks/tasks.repository.js';
-import { findServerForUser } from './servers.repository.js';
+import { findServerAccess, refusalOf } from './access-policy.js';
 
 const INTEGER_ID = /^[1-9][0-9]{0,9}$/;
 /** The largest id an `integer` (PostgreSQL `serial`) column holds: larger ones would be an SQL error, not a miss. */
@@ -20,24 +20,34 @@ function integerId(raw: string): number {
 }
 
 /**
- * What a client route addresses (the guard's ClientResolver): the server, if
+ * The guard's question (ClientResolver.findServerTarget): every row the path
+ * names must be visible (404 otherwise, before any 403), then the one access
+ * policy weighs the action.
+ */
+export async function decideServerTarget(
+  db: Queryable,
+  user: UserRow,
+  ids: PathIds,
+  action: ServerAction,
+): Promise<TargetDecision> {
+  const target = await findServerTarget(db, user, ids);
+  if (!target) return { ok: false, refusal: { kind: 'not-found' } };
+  const refusal = refusalOf(target.access, target.server, action);
+  return refusal ? { ok: false, refusal } : { ok: true, target };
+}
+
+/**
+ * What a client route addresses: the server, if
  * `user` may see it (root admin, owner or subuser), the caller's rights on it,
  * and every row the path names, each belonging to that server. Null when any
  * is missing or foreign: a 404, never a 403.
  */
 export async function findServerTarget(db: Queryable, user: UserRow, ids: PathIds): Promise<ServerTarget | null> {
   // The server and the caller's subuser permissions on it in one statement.
-  const found = await findServerForUser(db, ids.server, user.id);
+  const found = await findServerAccess(db, user, ids.server);
   if (!found) return null;
   const { server } = found;
-  let access: Access;
-  if (user.root_admin === 1 || server.owner_id === user.id) {
-    access = { isOwnerOrAdmin: true, permissions: new Set() };
-  } else {
-    if (found.subuserPermissions === null) return null;
-    access = { isOwnerOrAdmin: false, permissions: new Set(JSON.parse(found.subuserPermissions) as string[]) };
-  }
-  const target: ServerTarget = { server, access };
+  const target: ServerTarget = { server, access: found.access };
 
   if (ids.schedule !== undefined) {
     const id = integerId(ids.schedule);

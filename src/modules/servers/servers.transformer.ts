@@ -1,14 +1,37 @@
+import type { Config } from '../../config.js';
 import type { AllocationRow, ServerRow, UserRow } from '../../db/schema.js';
 import type { ServerResources } from '../../daemon/daemon.js';
 import { item } from '../../http/envelopes.js';
 import type { Access } from '../../http/permissions.js';
 import { allocationList } from '../allocations/allocations.transformer.js';
 
+/** `sftp_details`: where the SFTP server answers. */
+export interface SftpDetails {
+  ip: string;
+  port: number;
+}
+
+/**
+ * The address `sftp_details` names (SPEC 15): SFTP_HOST, or APP_URL's host
+ * when SFTP_HOST is a wildcard (0.0.0.0, ::) that no client can dial; the
+ * port this process bound (`boundPort`, the real one for SFTP_PORT=0 in
+ * tests), else SFTP_PORT. SFTP_PORT=0 (off) gives port 0: Pterodactyl's
+ * clients always get the object, and 0 says plainly that nothing answers.
+ */
+export function sftpDetails(
+  config: Pick<Config, 'sftpHost' | 'sftpPort' | 'appUrl'>,
+  boundPort: number | undefined,
+): SftpDetails {
+  const wildcard = config.sftpHost === '0.0.0.0' || config.sftpHost === '::' || config.sftpHost === '[::]';
+  const ip = wildcard ? new URL(config.appUrl).hostname.replace(/^\[(.*)\]$/, '$1') : config.sftpHost;
+  return { ip, port: boundPort ?? config.sftpPort };
+}
+
 /**
  * The `server` object in the shape Pterodactyl's clients parse. `allocations`:
  * the ones the viewer may see (allocations.service.ts allocationsShownTo).
  */
-export function serverItem(server: ServerRow, viewer: UserRow, allocations: readonly AllocationRow[]) {
+export function serverItem(server: ServerRow, viewer: UserRow, allocations: readonly AllocationRow[], sftp: SftpDetails) {
   return item('server', {
     server_owner: server.owner_id === viewer.id,
     identifier: server.uuid_short,
@@ -17,7 +40,7 @@ export function serverItem(server: ServerRow, viewer: UserRow, allocations: read
     name: server.name,
     node: server.node,
     is_node_under_maintenance: false,
-    sftp_details: { ip: '127.0.0.1', port: 2022 },
+    sftp_details: sftp,
     description: '',
     // Pterodactyl's shape (no pids member, docs/DECISIONS.md); the OOM killer acts under containment.
     limits: {

@@ -6,8 +6,16 @@ import type { ServerRow, UserRow } from '../../db/schema.js';
 import { DaemonBusyError, DaemonError, DaemonTimeoutError } from '../../daemon/daemon.js';
 import type { ServerTarget } from '../../http/client-resolver.js';
 import { HttpError } from '../../http/errors.js';
-import { PERMISSIONS, permissionForSignal, type Access, type Permission, type PowerSignal } from '../../http/permissions.js';
+import {
+  PERMISSIONS,
+  permissionForSignal,
+  type Access,
+  type Permission,
+  type PowerSignal,
+  type ServerAction,
+} from '../../http/permissions.js';
 import type { ServerEvents } from '../../server-events.js';
+import { accessOf, refusalOf } from '../servers/access-policy.js';
 import { sendConsoleCommand, sendPowerSignal } from '../servers/power.service.js';
 import { findServerByReference } from '../servers/servers.repository.js';
 import { findSocketAccess, findSocketUsers, findSubuserPermissions, type SocketUser } from './websocket.repository.js';
@@ -46,7 +54,11 @@ export async function issueWebsocketToken(
  * `*` for the owner and root admins (admins also get the `admin.websocket.*`
  * grants), a subuser's own list otherwise.
  */
-export function tokenPermissions(user: Pick<UserRow, 'id' | 'root_admin'>, server: Pick<ServerRow, 'owner_id'>, access: Access): string[] {
+export function tokenPermissions(
+  user: Pick<UserRow, 'id' | 'root_admin'>,
+  server: Pick<ServerRow, 'owner_id'>,
+  access: Access,
+): string[] {
   if (user.root_admin === 1) return ['*', 'admin.websocket.errors', 'admin.websocket.install', 'admin.websocket.transfer'];
   if (server.owner_id === user.id) return ['*'];
   return [...access.permissions];
@@ -75,13 +87,6 @@ export function socketUrl(publicUrl: string, serverUuid: string): string {
   const url = new URL(publicUrl);
   const scheme = url.protocol === 'https:' ? 'wss:' : 'ws:';
   return `${scheme}//${url.host}${url.pathname.replace(/\/+$/, '')}/api/servers/${serverUuid}/ws`;
-}
-
-/** The user's rights on the server as stored now (SPEC 5); null when they cannot see it. */
-export function accessOf(user: SocketUser, server: Pick<ServerRow, 'owner_id'>, subuserPermissions: string | null): Access | null {
-  if (user.root_admin === 1 || server.owner_id === user.id) return { isOwnerOrAdmin: true, permissions: new Set() };
-  if (subuserPermissions === null) return null;
-  return { isOwnerOrAdmin: false, permissions: new Set(JSON.parse(subuserPermissions) as string[]) };
 }
 
 /** A permission holds on a socket when the token grants it and the user still has it: a token never outlives a revocation. */
@@ -140,9 +145,7 @@ export interface SocketActor {
  * refused with the message a `daemon error` frame carries.
  */
 export type SocketActionOutcome =
-  | { ok: true }
-  | { ok: false; reason: 'revoked' | 'suspended' }
-  | { ok: false; reason: 'refused'; message: string };
+  { ok: true } | { ok: false; reason: 'revoked' | 'suspended' } | { ok: false; reason: 'refused'; message: string };
 
 const FORBIDDEN = 'This action is unauthorized.';
 
@@ -154,9 +157,15 @@ export function socketConsoleCommand(deps: WebsocketDeps, who: SocketActor, comm
 /** `set state`: as POST /power (SPEC 8), `kill` needing `control.stop`, logged `server:power.<signal>` for the user. */
 export function socketPowerAction(deps: WebsocketDeps, who: SocketActor, signal: string): Promise<SocketActionOutcome> {
   if (!isPowerSignal(signal)) {
-    return Promise.resolve({ ok: false, reason: 'refused', message: `"${signal}" is not a power action (start, stop, restart or kill).` });
+    return Promise.resolve({
+      ok: false,
+      reason: 'refused',
+      message: `"${signal}" is not a power action (start, stop, restart or kill).`,
+    });
   }
-  return actAs(deps, who, permissionForSignal(signal), (server, actor, access) => sendPowerSignal(deps, server, access, actor, signal));
+  return actAs(deps, who, permissionForSignal(signal), (server, actor, access) =>
+    sendPowerSignal(deps, server, access, actor, signal),
+  );
 }
 
 function isPowerSignal(value: string): value is PowerSignal {
@@ -178,14 +187,15 @@ async function actAs(
 ): Promise<SocketActionOutcome> {
   const found = await findCurrentSocketAccess(deps.db, who.serverUuid, who.userUuid);
   if (!found || !socketMay(who.tokenPermissions, found.access, 'websocket.connect')) return { ok: false, reason: 'revoked' };
-  if (!socketMay(who.tokenPermissions, found.access, permission)) return { ok: false, reason: 'refused', message: FORBIDDEN };
-  const refusal = statusRefusal(found.server);
-  if (refusal === 'suspended') return { ok: false, reason: 'suspended' };
-  if (refusal !== null) return { ok: false, reason: 'refused', message: refusal };
+  const holds = (p: Permission) => socketMay(who.tokenPermissions, found.access, p);
+  const refusal = refusalOf(found.access, found.server, socketAction(permission), holds);
+  if (refusal?.kind === 'forbidden') return { ok: false, reason: 'refused', message: FORBIDDEN };
+  if (refusal?.kind === 'conflict' && refusal.status === 'suspended') return { ok: false, reason: 'suspended' };
+  if (refusal?.kind === 'conflict') return { ok: false, reason: 'refused', message: refusal.message };
   const actor: Actor = { userId: found.user.id, apiKeyId: null, ip: who.ip };
   const access: Access = {
     isOwnerOrAdmin: false,
-    permissions: new Set(PERMISSIONS.filter((p) => socketMay(who.tokenPermissions, found.access, p))),
+    permissions: new Set(PERMISSIONS.filter(holds)),
   };
   try {
     await run(found.server, actor, access);
@@ -197,19 +207,9 @@ async function actAs(
   return { ok: true };
 }
 
-/** The client guard's 409s for a route that changes something and is blocked during a restore, worded alike. */
-function statusRefusal(server: ServerRow): string | null {
-  switch (server.status) {
-    case null:
-      return null;
-    case 'suspended':
-      return 'suspended';
-    case 'installing':
-    case 'install_failed':
-      return 'This server has not yet completed its installation process, please try again later.';
-    case 'restoring_backup':
-      return 'This server is currently restoring a backup, please try again later.';
-  }
+/** A socket's command or power action, weighed as the HTTP route that does the same: it changes something and waits out a restore. */
+function socketAction(permission: Permission): ServerAction {
+  return { permission, mutates: true, blockedDuringRestore: true };
 }
 
 /** What a client may be told of a failure: the HTTP error's detail or the daemon's sentence; null for a bug. */
