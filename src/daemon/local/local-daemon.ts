@@ -27,10 +27,9 @@ import { UsageSampler } from './resources/usage-sampler.js';
 import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { LocalFiles } from './files/local-files.js';
+import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
-
-export { resolveInsideVolume } from './volume/delete-paths.js';
 
 const lstatOrNullSync = (file: string) => lstatSync(file, { throwIfNoEntry: false }) ?? null;
 
@@ -133,6 +132,7 @@ export class LocalDaemon implements Daemon {
     // Inside DATA_DIR (0700), and as private themselves (SPEC 10).
     await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
     await this.processes.reapOrphans();
+    await sweepStaleStaging(this.paths.volumes); // decompresses a crash cut short (files/decompress.ts)
   }
 
   volumeDir(serverUuid: string): string {

@@ -35,6 +35,32 @@ import { errnoCode, volumeFileError } from './file-errors.js';
 import type { Owner } from './ownership.js';
 import { extractZip } from './zip-extract.js';
 
+/**
+ * A staging folder older than this belongs to a decompress that was cut short
+ * (a SIGKILL): no extraction runs that long, and another instance sharing the
+ * data folder may be running one right now, so age, not ownership, decides.
+ */
+const STALE_STAGING_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * Removes the staging folders of decompresses a crash cut short (at start).
+ * What a crash mid-merge had already moved into the volume stays there, as a
+ * decompress that stopped part way; what it had displaced is discarded, as it
+ * would have been.
+ */
+export async function sweepStaleStaging(volumesDir: string, now = Date.now()): Promise<number> {
+  const names = await fs.promises.readdir(volumesDir).catch(() => [] as string[]);
+  let removed = 0;
+  for (const name of names.filter((n) => n.startsWith(DECOMPRESS_FOLDER_PREFIX))) {
+    const folder = path.join(volumesDir, name);
+    const stat = await fs.promises.lstat(folder).catch(() => null);
+    if (!stat?.isDirectory() || now - stat.mtimeMs < STALE_STAGING_MS) continue;
+    await removeTree(folder);
+    removed++;
+  }
+  return removed;
+}
+
 export type ArchiveFormat = 'tar.gz' | 'tar' | 'zip';
 
 /** Staging folders beside the volumes: `.decompress-<random>`. */

@@ -14,6 +14,18 @@ import { copyName } from './copy-name.js';
 import { giveToOwner, type Owner } from './ownership.js';
 import { openRegularFile } from './read-file.js';
 
+function readAt(fd: number, buffer: Buffer, position: number): Promise<number> {
+  return new Promise((resolve, reject) =>
+    fs.read(fd, buffer, 0, buffer.length, position, (err, n) => (err ? reject(err) : resolve(n))),
+  );
+}
+
+export function writeAt(fd: number, data: Buffer, offset: number, length: number, position: number | null): Promise<number> {
+  return new Promise((resolve, reject) =>
+    fs.write(fd, data, offset, length, position, (err, written) => (err ? reject(err) : resolve(written))),
+  );
+}
+
 /** Linux's O_PATH (not in Node's constants). */
 const O_PATH = 0o10000000;
 /** Names tried for a copy before giving up. */
@@ -72,14 +84,15 @@ export async function copyFile(
       const buffer = Buffer.allocUnsafe(COPY_CHUNK);
       let position = 0;
       for (;;) {
-        const read = fs.readSync(source.fd, buffer, 0, COPY_CHUNK, position);
+        // Asynchronous: a copy of a large file must not hold the event loop.
+        const read = await readAt(source.fd, buffer, position);
         if (read === 0) break;
         // A source that grows while copied: the growth counts too.
         if (position + read > source.entry.size) reservation.grow(Math.min(read, position + read - source.entry.size));
-        for (let offset = 0; offset < read;) offset += fs.writeSync(copy.fd, buffer, offset, read - offset, position + offset);
+        for (let offset = 0; offset < read;) offset += await writeAt(copy.fd, buffer, offset, read - offset, position + offset);
         position += read;
       }
-      fs.fsyncSync(copy.fd);
+      await new Promise<void>((resolve, reject) => fs.fsync(copy!.fd, (err) => (err ? reject(err) : resolve())));
       fs.closeSync(copy.fd);
       reservation.commit();
       return copy.name;

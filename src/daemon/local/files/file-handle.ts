@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import { VolumeFileError, type OpenFlags, type VolumeEntry, type VolumeFileHandle } from '../../daemon.js';
 import type { SafeDir } from '../volume/safe-dir.js';
 import type { Reservation } from './disk-budget.js';
+import { writeAt } from './entry-changes.js';
 import { errnoCode, volumeFileError } from './file-errors.js';
 import { NEW_FILE_MODE, giveToOwner, type Owner } from './ownership.js';
 import { toVolumeEntry } from './volume-entry.js';
@@ -67,7 +68,7 @@ export async function openVolumeFile(
     fs.closeSync(fd);
     throw err;
   }
-  return new VolumeFile(fd, name, flags.append, reserve);
+  return new VolumeFile(fd, name, flags, reserve);
 }
 
 function refusal(err: unknown, label: string): Error {
@@ -82,12 +83,17 @@ class VolumeFile implements VolumeFileHandle {
   constructor(
     private readonly fd: number,
     private readonly name: string,
-    private readonly append: boolean,
+    private readonly flags: OpenFlags,
     private readonly reserve: (bytes: number, inodes: number) => Promise<Reservation>,
   ) {}
 
-  read(buffer: Buffer, position: number): Promise<number> {
+  private get append(): boolean {
+    return this.flags.append;
+  }
+
+  async read(buffer: Buffer, position: number): Promise<number> {
     this.assertOpen();
+    if (!this.flags.read) throw new VolumeFileError('invalid-path', `"${this.name}" was not opened for reading.`);
     return new Promise((resolve, reject) =>
       fs.read(this.fd, buffer, 0, buffer.length, position, (err, n) =>
         err ? reject(volumeFileError(err, this.name)) : resolve(n),
@@ -97,6 +103,9 @@ class VolumeFile implements VolumeFileHandle {
 
   async write(data: Buffer, position: number): Promise<void> {
     this.assertOpen();
+    if (!this.flags.write && !this.flags.append) {
+      throw new VolumeFileError('invalid-path', `"${this.name}" was not opened for writing.`);
+    }
     if (!Number.isSafeInteger(position) || position < 0)
       throw new VolumeFileError('invalid-path', 'A write position must be 0 or more.');
     const size = fs.fstatSync(this.fd).size;
@@ -105,7 +114,7 @@ class VolumeFile implements VolumeFileHandle {
     try {
       for (let offset = 0; offset < data.length;) {
         // O_APPEND: the kernel writes at the end whatever the position says.
-        offset += fs.writeSync(this.fd, data, offset, data.length - offset, this.append ? null : position + offset);
+        offset += await writeAt(this.fd, data, offset, data.length - offset, this.append ? null : position + offset);
       }
       reservation.commit();
     } finally {

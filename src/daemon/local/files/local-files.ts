@@ -30,6 +30,7 @@ import { listFolder, statEntry } from './listing.js';
 import { NEW_FOLDER_MODE, type Owner } from './ownership.js';
 import { openRegularFile, readWholeFile } from './read-file.js';
 import { entryName, makeFolder, openFolder, openParent, release, volumeSegments, withVolume } from './volume-path.js';
+import { toVolumeEntry } from './volume-entry.js';
 import { writeFileAtomically } from './write-file.js';
 
 /** What the files layer needs from the daemon that owns the volumes. */
@@ -97,6 +98,10 @@ export class LocalFiles implements DaemonFiles {
   }
 
   async stat(server: DaemonServer, file: string): Promise<VolumeEntry> {
+    // The volume's root too (an SFTP client's `stat /`), as a folder named `/`.
+    if (volumeSegments(file, { allowRoot: true }).length === 0) {
+      return this.inFolder(server, '/', async (root) => toVolumeEntry('/', fs.fstatSync(root.fd)));
+    }
     return this.inParent(server, file, (dir, name) => statEntry(dir, name, file));
   }
 

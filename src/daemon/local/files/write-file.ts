@@ -65,6 +65,7 @@ export async function writeFileAtomically(
     throw volumeFileError(err, label);
   }
   let renamed = false;
+  let finished: fs.Stats;
   try {
     try {
       fs.fchmodSync(fd, existing ? existing.mode & 0o777 : NEW_FILE_MODE);
@@ -80,6 +81,7 @@ export async function writeFileAtomically(
         written += chunk.length;
       }
       await fsync(fd);
+      finished = fs.fstatSync(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -90,7 +92,8 @@ export async function writeFileAtomically(
       throw volumeFileError(err, label);
     }
     renamed = true;
-    return toVolumeEntry(name, fs.lstatSync(dir.entryPath(name)));
+    // The file as written (the server's process may already have renamed or changed it again).
+    return toVolumeEntry(name, finished);
   } finally {
     if (!renamed) {
       try {

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { archiveName } from '../../../../src/daemon/local/files/compress.js';
+import { sweepStaleStaging } from '../../../../src/daemon/local/files/decompress.js';
 import { rawTar, tgz } from '../archive/tarballs.js';
 import { archiveNames } from '../archive/trees.js';
 import { makeFilesSandbox, put, refusal, tree, type FilesSandbox } from './helpers.js';
@@ -234,5 +235,17 @@ describe('decompress', () => {
     } finally {
       limited.cleanup();
     }
+  });
+
+  it('staging folders a crash left are swept at start once stale; a running one is kept', async () => {
+    const stale = path.join(box.volumes, '.decompress-0011223344556677');
+    const running = path.join(box.volumes, '.decompress-8899aabbccddeeff');
+    fs.mkdirSync(path.join(stale, 'staged'), { recursive: true });
+    fs.writeFileSync(path.join(stale, 'staged', 'half.txt'), 'half');
+    fs.mkdirSync(path.join(running, 'staged'), { recursive: true });
+    const longAgo = new Date(Date.now() - 7 * 60 * 60 * 1000);
+    fs.utimesSync(stale, longAgo, longAgo);
+    expect(await sweepStaleStaging(box.volumes)).toBe(1);
+    expect(fs.readdirSync(box.volumes).sort()).toEqual(['.decompress-8899aabbccddeeff', box.server.uuid]);
   });
 });

@@ -156,6 +156,14 @@ describe(`a folder swapped for a link to outside, at least ${ROUNDS} rounds per 
     );
   });
 
+  it('delete never deletes outside', { timeout: 60_000 }, async () => {
+    everyWay(
+      await race(async (files, server, round) => {
+        await files.delete(server, [round % 2 ? 'victim/file.txt' : 'victim/data']);
+      }),
+    );
+  });
+
   it('chmod never changes outside', { timeout: 60_000 }, async () => {
     everyWay(
       await race(async (files, server, round) => {

@@ -35,10 +35,12 @@ describe('paths', () => {
   it('a leading / is the volume root; .. , NUL and empty paths are refused', async () => {
     expect((await box.files.stat(box.server, '/a.txt')).size).toBe(5);
     expect((await box.files.stat(box.server, 'dir//./b.txt')).name).toBe('b.txt');
-    for (const bad of ['../x', 'dir/../../x', 'a\0b', '', '/', '.', 'x'.repeat(300)]) {
+    for (const bad of ['../x', 'dir/../../x', 'a\0b', 'x'.repeat(300)]) {
       expect((await refusal(box.files.stat(box.server, bad))).kind).toBe('invalid-path');
     }
     expect((await refusal(box.files.list(box.server, '..'))).kind).toBe('invalid-path');
+    for (const root of ['', '/', '.'])
+      expect((await refusal(box.files.readFile(box.server, root, 10))).kind).toBe('invalid-path');
   });
 
   it('a link on the way is refused; a file on the way is not-a-directory; absent is not-found', async () => {
@@ -66,6 +68,11 @@ describe('list and stat', () => {
     expect(byName['out']).toMatchObject({ isSymlink: true, isDirectory: false, size: box.outside.length });
     expect(byName['a.txt']!.modifiedAt).toBeInstanceOf(Date);
     expect((await box.files.stat(box.server, 'secret-link')).isSymlink).toBe(true);
+  });
+
+  it('stat of the root is the volume folder itself', async () => {
+    const root = await box.files.stat(box.server, '/');
+    expect(root).toMatchObject({ name: '/', isDirectory: true, isSymlink: false });
   });
 
   it('sweeps temporary files of writes a crash cut short before this start, keeps young ones', async () => {
@@ -220,6 +227,16 @@ describe('SFTP handles', () => {
     const truncating = await box.files.open(box.server, 'dir/s.txt', flags({ write: true, truncate: true }));
     await truncating.close();
     expect(fs.readFileSync(path.join(box.volume, 'dir/s.txt'), 'utf8')).toBe('');
+  });
+
+  it('a handle refuses reads it was not opened for, and writes likewise', async () => {
+    const reading = await box.files.open(box.server, 'a.txt', flags({ read: true }));
+    expect((await refusal(reading.write(Buffer.from('x'), 0))).kind).toBe('invalid-path');
+    await reading.close();
+    const writing = await box.files.open(box.server, 'a.txt', flags({ write: true }));
+    expect((await refusal(writing.read(Buffer.alloc(4), 0))).kind).toBe('invalid-path');
+    await writing.close();
+    expect(fs.readFileSync(path.join(box.volume, 'a.txt'), 'utf8')).toBe('hello');
   });
 
   it('exclusive create of an existing file is exists; a link, a folder or a missing file are refused', async () => {
