@@ -7,10 +7,11 @@ import { bytes, dateTime } from '../lib/format';
  * A folder's entries as an ARIA grid that stays usable at 100,000 entries:
  * rows have one fixed height and only those in view (plus a margin) are in
  * the DOM, placed in a spacer as tall as every row together, so the
- * scrollbar is the folder's true length. The grid itself is the one tab
- * stop; the arrow keys, Home, End and Page keys move the active row
- * (aria-activedescendant, scrolled into view, so it is always rendered),
- * Space selects it, Enter opens it.
+ * scrollbar is the folder's true length. The header's controls (select all,
+ * sort) and the grid itself are the tab stops; in the grid the arrow keys,
+ * Home, End and Page keys move the active row (aria-activedescendant,
+ * scrolled into view, so it is always rendered), Space selects it, Enter
+ * opens it, Ctrl/Cmd+A selects all, Escape clears the selection.
  */
 
 type SortKey = 'name' | 'size' | 'modified';
@@ -131,12 +132,7 @@ export function FileList({ label, entries, selected, sort, onSort, onSelect, hre
       class={className}
       aria-sort={sort.key === key ? (sort.descending ? 'descending' : 'ascending') : undefined}
     >
-      <button
-        type="button"
-        class="sort"
-        tabIndex={-1}
-        onClick={() => onSort({ key, descending: sort.key === key ? !sort.descending : false })}
-      >
+      <button type="button" class="sort" onClick={() => onSort({ key, descending: sort.key === key ? !sort.descending : false })}>
         {title}
         <span aria-hidden="true">{sort.key === key ? (sort.descending ? ' ↓' : ' ↑') : ''}</span>
       </button>
@@ -217,7 +213,6 @@ export function FileList({ label, entries, selected, sort, onSort, onSelect, hre
         <div role="columnheader" class="col-check">
           <input
             type="checkbox"
-            tabIndex={-1}
             aria-label="Select all"
             checked={allSelected}
             disabled={count === 0}
