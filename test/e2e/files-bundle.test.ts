@@ -43,6 +43,19 @@ describe('the Files section in the console build', () => {
     expect(gzipped / 1024).toBeLessThanOrEqual(BUDGET_KB);
   });
 
+  it('browsing a folder fetches no CodeMirror: the folder view and what it imports statically hold none of it', () => {
+    const staticImports = (file: string): string[] =>
+      [...read(file).matchAll(/from"\.\/([^"]+\.js)"/g)].map((match) => match[1]!);
+    const folderView = lazy.filter((file) => read(file).includes('Rename or move'));
+    expect(folderView.length).toBe(1);
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      for (const next of staticImports(file)) if (!reached.has(next) && reached.add(next)) visit(next);
+    };
+    visit(folderView[0]!);
+    expect([...reached].filter((file) => read(file).includes('cm-gutters'))).toEqual([]);
+  });
+
   it('loads each language with the file that needs it: the YAML grammar is not in the editor chunk', () => {
     const editor = lazy.find((file) => read(file).includes('cm-gutters'))!;
     const yaml = lazy.filter((file) => /yaml/i.test(read(file)) && read(file).includes('BlockMapping'));
