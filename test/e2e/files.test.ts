@@ -209,6 +209,22 @@ for (const kind of testDatabases) {
       await context.close();
     });
 
+    it('asks before a section link leaves an unsaved new file, and leaves when told to, writing nothing', async () => {
+      const { page, errors, context } = await newPage(browser);
+      await signIn(page, svc.base, 'grace', PASSWORD, `/server/${server.identifier}/files/new?dir=%2Fconfig`);
+      await page.getByLabel('File name').fill('draft.txt');
+      await page.getByLabel('Contents of the new file').click();
+      await page.keyboard.type('not saved');
+      await page.getByRole('navigation', { name: 'Server sections' }).getByRole('link', { name: 'Schedules' }).click();
+      const leave = page.getByRole('dialog', { name: 'Leave without saving?' });
+      await leave.getByRole('button', { name: 'Leave' }).click();
+      await page.getByRole('heading', { name: 'Schedules' }).waitFor();
+      expect(new URL(page.url()).pathname).toBe(`/server/${server.identifier}/schedules`);
+      expect(fs.existsSync(at('config', 'draft.txt'))).toBe(false);
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+
     it("keeps the API's refusal where it happened: a rename onto a name that is taken", async () => {
       const { page, context } = await newPage(browser);
       await signIn(page, svc.base, 'grace', PASSWORD, filesPage());
