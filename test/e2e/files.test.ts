@@ -156,7 +156,9 @@ for (const kind of testDatabases) {
       await context.close();
     });
 
-    it('creates a folder and a file, renames, moves, and deletes after confirming', async () => {
+    it('creates a folder and a file, renames, moves one and then two, and deletes after confirming', async () => {
+      fs.writeFileSync(at('one.jar'), '1');
+      fs.writeFileSync(at('two.jar'), '2');
       const { page, errors, context } = await newPage(browser);
       await signIn(page, svc.base, 'grace', PASSWORD, filesPage());
       await grid(page).waitFor();
@@ -195,6 +197,17 @@ for (const kind of testDatabases) {
       await moveDialog.getByRole('button', { name: 'Rename' }).click();
       await row(page, 'readme.yml').waitFor({ state: 'detached' });
       expect(fs.readFileSync(at('plugins', 'readme.yml'), 'utf8')).toBe('greeting: hello');
+
+      // Two at once, into a folder.
+      await selectEntry(page, 'one.jar');
+      await selectEntry(page, 'two.jar');
+      await page.getByRole('button', { name: 'Rename or move' }).click();
+      const moveTwo = page.getByRole('dialog', { name: 'Move 2 entries' });
+      await moveTwo.getByLabel('Destination folder').fill('plugins');
+      await moveTwo.getByRole('button', { name: 'Move' }).click();
+      await page.getByText('Moved 2 entries to /plugins.').waitFor();
+      expect(fs.readdirSync(at('plugins')).sort()).toEqual(['one.jar', 'readme.yml', 'two.jar']);
+      expect(fs.existsSync(at('one.jar')) || fs.existsSync(at('two.jar'))).toBe(false);
 
       // Delete, confirmed.
       await selectEntry(page, 'plugins');

@@ -134,7 +134,7 @@ export function FilesSection() {
       {canUpload && <p class="muted small drop-hint">Drop files here to upload them to this folder.</p>}
       <div class="file-toolbar" role="toolbar" aria-label="Selected entries">
         <span class="muted">{chosen.length > 0 ? `${chosen.length} selected` : 'Nothing selected'}</span>
-        <button type="button" disabled={!one || !can('file.update')} onClick={() => openDialog('rename')}>
+        <button type="button" disabled={chosen.length === 0 || !can('file.update')} onClick={() => openDialog('rename')}>
           Rename or move
         </button>
         <button
@@ -240,7 +240,7 @@ export function FilesSection() {
         onCancel={() => setDialog(null)}
       />
       <NameDialog
-        open={dialog === 'rename'}
+        open={dialog === 'rename' && one !== null}
         title={`Rename or move “${one?.name ?? ''}”`}
         label="New name or path"
         confirmLabel="Rename"
@@ -254,6 +254,22 @@ export function FilesSection() {
           rename.mutate([{ from: joinPath(directory, one.name), to }], {
             onSuccess: () => done(`Moved “${one.name}” to ${to}.`),
           });
+        }}
+        onCancel={() => setDialog(null)}
+      />
+      <NameDialog
+        open={dialog === 'rename' && chosen.length > 1}
+        title={`Move ${chosen.length} entries`}
+        label="Destination folder"
+        confirmLabel="Move"
+        initial={directory}
+        hint="A folder path from the root (/plugins) or from here (../backups). It must exist."
+        busy={rename.isPending}
+        error={rename.error}
+        onConfirm={(answer) => {
+          const folder = destinationOf(directory, answer);
+          const moves = names.map((name) => ({ from: joinPath(directory, name), to: joinPath(folder, name) }));
+          rename.mutate(moves, { onSuccess: () => done(`Moved ${moves.length} entries to ${folder}.`) });
         }}
         onCancel={() => setDialog(null)}
       />
