@@ -93,6 +93,9 @@ describeEachDatabase('file pull', (database) => {
     for (const url of [
       loopbackUrl,
       'http://127.1.2.3/',
+      'http://2130706433/',
+      'http://0x7f.0.0.1/',
+      'http://[::ffff:7f00:1]/',
       'http://10.1.2.3/',
       'http://172.16.0.1/',
       'http://192.168.1.1/',

@@ -237,10 +237,9 @@ export async function registerFileRoutes(app: FastifyInstance, deps: AppDeps & {
             Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined,
           );
         } catch (err) {
-          if (limited?.exceeded()) {
-            reply.header('connection', 'close');
-            throw payloadTooLarge(`The file is larger than ${deps.config.uploadLimitMb} MiB.`);
-          }
+          // A refusal before the body was read whole: the connection cannot carry another request.
+          if (body && !body.readableEnded) reply.header('connection', 'close');
+          if (limited?.exceeded()) throw payloadTooLarge(`The file is larger than ${deps.config.uploadLimitMb} MiB.`);
           throw err;
         }
         return reply.status(204).send();

@@ -13,10 +13,10 @@ import type { Readable } from 'node:stream';
 import type { ServerRow, UserRow } from '../../db/schema.js';
 import type { AppDeps } from '../../deps.js';
 import { badRequest, conflict, forbidden, HttpError, notFound, payloadTooLarge } from '../../http/errors.js';
-import { can, type Permission } from '../../http/permissions.js';
+import type { ServerAction } from '../../http/permissions.js';
 import { findBackupOfServer } from '../backups/backups.repository.js';
 import { changeServerVolume } from '../backups/volume-changes.js';
-import { findServerTarget } from '../servers/servers.targets.js';
+import { decideServerAction } from '../servers/access-policy.js';
 import { daemonServer } from '../servers/servers.service.js';
 import { findUserByReference } from '../users/users.repository.js';
 import { limitBytes } from './byte-limit.js';
@@ -36,28 +36,39 @@ export async function registerFileTransferRoutes(app: FastifyInstance, deps: Tra
   const typed = app.withTypeProvider<TypeBoxTypeProvider>();
   const uploadLimitBytes = deps.config.uploadLimitMb * MIB;
 
-  /** The grant of `token`, its user and server, once the user is found still allowed `permission` there. */
-  async function authorise(token: unknown, purpose: SignedPurpose, permission: Permission) {
+  /**
+   * The grant of `token`, its user and server, once the access policy allows
+   * the user `action` there now: a user who can no longer see the server, or
+   * lacks the permission, is a 403 (the link is theirs, the server is not
+   * hidden from it); a status that forbids the action is its 409.
+   */
+  async function authorise(token: unknown, purpose: SignedPurpose, action: ServerAction) {
     const grant = await verifyGrant(key, token, { issuer: deps.config.appUrl, now: deps.clock.now(), purpose });
     const user = await findUserByReference(deps.db, grant.userUuid);
     if (!user || user.uuid !== grant.userUuid) throw forbidden('The user of this link no longer exists.');
-    const target = await findServerTarget(deps.db, user, { server: grant.serverUuid });
-    if (!target || !can(target.access, permission)) throw forbidden('You no longer have access to this server.');
-    if (target.server.status === 'suspended') {
-      throw conflict('This server is currently suspended and the functionality requested is unavailable.');
+    const decision = await decideServerAction(deps.db, user, grant.serverUuid, action);
+    if (!decision.ok) {
+      if (decision.refusal.kind === 'conflict') throw conflict(decision.refusal.message);
+      throw forbidden('You no longer have access to this server.');
     }
-    return { grant, user, server: target.server };
+    return { grant, user, server: decision.target.server };
   }
 
   typed.get(signedUrlPath('file-download'), { schema: { hide: true, querystring: TokenQuery } }, async (request, reply) => {
-    const { grant, server } = await authorise(request.query.token, 'file-download', 'file.read-content');
+    const { grant, server } = await authorise(request.query.token, 'file-download', {
+      permission: 'file.read-content',
+      mutates: false,
+    });
     const file = grant.file ?? '/';
     const { entry, stream } = await mappingFileErrors(() => deps.daemon.files.openRead(daemonServer(server), file));
     return sendAttachment(reply, baseName(file), entry.size, stream);
   });
 
   typed.get(signedUrlPath('backup-download'), { schema: { hide: true, querystring: TokenQuery } }, async (request, reply) => {
-    const { grant, server } = await authorise(request.query.token, 'backup-download', 'backup.download');
+    const { grant, server } = await authorise(request.query.token, 'backup-download', {
+      permission: 'backup.download',
+      mutates: false,
+    });
     const backup = grant.backupUuid ? await findBackupOfServer(deps.db, grant.backupUuid, server.id) : undefined;
     if (!backup || backup.is_successful !== 1) throw notFound('The backup of this link no longer exists.');
     const { bytes, stream } = await mappingFileErrors(() => deps.daemon.files.openBackup(daemonServer(server), backup.uuid));
@@ -73,17 +84,16 @@ export async function registerFileTransferRoutes(app: FastifyInstance, deps: Tra
       .withTypeProvider<TypeBoxTypeProvider>()
       .post(signedUrlPath('file-upload'), { schema: { hide: true, querystring: UploadQuery } }, async (request, reply) => {
         const query = request.query;
-        const { server, user } = await authorise(query.token, 'file-upload', 'file.create');
-        if (server.status === 'installing' || server.status === 'install_failed' || server.status === 'restoring_backup') {
-          reply.header('connection', 'close');
-          throw conflict('This server cannot take files now, please try again later.');
-        }
+        // Until the upload is under way a refusal leaves the body unread: the connection cannot carry another request.
+        reply.header('connection', 'close');
+        const action = { permission: 'file.create', mutates: true, blockedDuringRestore: true } as const;
+        const { server, user } = await authorise(query.token, 'file-upload', action);
         // Refused before a byte of the body is read: the client need not send it.
         if (Number(request.headers['content-length']) > uploadLimitBytes) {
-          reply.header('connection', 'close');
           throw payloadTooLarge(`The upload is larger than ${deps.config.uploadLimitMb} MiB.`);
         }
         if (!request.isMultipart()) throw badRequest('An upload must be sent as multipart/form-data with `files` parts.');
+        reply.removeHeader('connection');
         await uploadParts(deps, request, reply, { server, user, directory: query.directory ?? '/', uploadLimitBytes });
         return reply.status(204).send();
       });

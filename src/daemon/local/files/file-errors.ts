@@ -20,6 +20,8 @@ export function volumeFileError(err: unknown, label: string): Error {
       return new VolumeFileError('exists', `"${label}" already exists.`);
     case 'ENOTDIR':
       return new VolumeFileError('not-a-directory', `"${label}" is not a folder, or passes through something that is not.`);
+    case 'ENXIO': // a FIFO with no reader, opened O_NONBLOCK for writing; a socket
+      return new VolumeFileError('not-a-file', `"${label}" is not a regular file.`);
     case 'EISDIR':
       return new VolumeFileError('not-a-file', `"${label}" is a folder.`);
     case 'ELOOP':

@@ -162,6 +162,8 @@ export class LocalFiles implements DaemonFiles {
     await withVolume(this.host.volumeDir(server.uuid), async (volume) => {
       const source = openParent(volume, fromSegments, from);
       try {
+        // Before any destination folder is made: a refused move changes nothing.
+        if (source.lstat(fromSegments.at(-1)!) === null) throw new VolumeFileError('not-found', `"${from}" does not exist.`);
         // Missing folders of the destination are made, as Wings does.
         const destination = openParent(volume, toSegments, to, { owner: this.owner(server) });
         try {

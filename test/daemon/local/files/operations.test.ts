@@ -96,10 +96,13 @@ describe('reading', () => {
     expect((await refusal(box.files.readFile(box.server, 'missing', 100))).kind).toBe('not-found');
   });
 
-  it('a FIFO is refused without hanging', async () => {
+  it('a FIFO is refused without hanging, for reading and writing', async () => {
     const { execFileSync } = await import('node:child_process');
     execFileSync('mkfifo', [path.join(box.volume, 'pipe')]);
     expect((await refusal(box.files.readFile(box.server, 'pipe', 100))).kind).toBe('not-a-file');
+    expect((await refusal(box.files.open(box.server, 'pipe', flags({ write: true })))).kind).toBe('not-a-file');
+    expect((await refusal(box.files.open(box.server, 'pipe', flags({ read: true })))).kind).toBe('not-a-file');
+    expect((await refusal(box.files.writeFile(box.server, 'pipe', Buffer.from('x')))).kind).toBe('not-a-file');
   });
 
   it('streams a file with its entry; refuses a link', async () => {
@@ -166,7 +169,8 @@ describe('folders, rename, copy, delete, chmod', () => {
     expect(fs.lstatSync(path.join(box.volume, 'out2')).isSymbolicLink()).toBe(true);
     expect((await refusal(box.files.rename(box.server, 'moved/a2.txt', 'dir2/b.txt'))).kind).toBe('exists');
     expect((await refusal(box.files.rename(box.server, 'dir2', 'moved'))).kind).toBe('exists');
-    expect((await refusal(box.files.rename(box.server, 'nope', 'x'))).kind).toBe('not-found');
+    expect((await refusal(box.files.rename(box.server, 'nope', 'new/folders/x'))).kind).toBe('not-found');
+    expect(fs.existsSync(path.join(box.volume, 'new'))).toBe(false);
     expect((await refusal(box.files.rename(box.server, 'dir2', 'dir2/inside'))).kind).toBe('invalid-path');
     expect((await refusal(box.files.rename(box.server, 'moved/a2.txt', 'out2/x'))).kind).toBe('invalid-path');
     expect(fs.readdirSync(box.outside)).toEqual(['secret.txt']);
