@@ -29,7 +29,16 @@ import { openVolumeFile } from './file-handle.js';
 import { listFolder, statEntry } from './listing.js';
 import { NEW_FOLDER_MODE, type Owner } from './ownership.js';
 import { openRegularFile, readWholeFile } from './read-file.js';
-import { entryName, makeFolder, openFolder, openParent, release, volumeSegments, withVolume } from './volume-path.js';
+import {
+  entryName,
+  makeFolder,
+  openFolder,
+  openParent,
+  release,
+  removeMadeFolders,
+  volumeSegments,
+  withVolume,
+} from './volume-path.js';
 import { toVolumeEntry } from './volume-entry.js';
 import { writeFileAtomically } from './write-file.js';
 
@@ -62,10 +71,14 @@ export class LocalFiles implements DaemonFiles {
   ): Promise<T> {
     const segments = volumeSegments(file);
     return withVolume(this.host.volumeDir(server.uuid), async (volume) => {
-      const make = makeParents ? { owner: this.owner(server) } : undefined;
+      const make = makeParents ? { owner: this.owner(server), made: [] as string[][] } : undefined;
       const dir = openParent(volume, segments, file, make);
       try {
         return await work(dir, segments.at(-1)!, volume);
+      } catch (err) {
+        // Refused or failed: the folders made for it go too, so nothing is half done.
+        if (make) removeMadeFolders(volume, make.made);
+        throw err;
       } finally {
         release(dir, volume);
       }
@@ -165,9 +178,13 @@ export class LocalFiles implements DaemonFiles {
         // Before any destination folder is made: a refused move changes nothing.
         if (source.lstat(fromSegments.at(-1)!) === null) throw new VolumeFileError('not-found', `"${from}" does not exist.`);
         // Missing folders of the destination are made, as Wings does.
-        const destination = openParent(volume, toSegments, to, { owner: this.owner(server) });
+        const make = { owner: this.owner(server), made: [] as string[][] };
+        const destination = openParent(volume, toSegments, to, make);
         try {
           moveEntry(source, fromSegments.at(-1)!, destination, toSegments.at(-1)!, [from, to]);
+        } catch (err) {
+          removeMadeFolders(volume, make.made);
+          throw err;
         } finally {
           release(destination, volume);
         }

@@ -60,6 +60,8 @@ export async function withVolume<T>(volumeDir: string, work: (volume: SafeDir) =
 /** How a walk makes missing folders: owned by the server's uid, 0755. */
 export interface MakeFolders {
   readonly owner: Owner;
+  /** Filled with the path (segments) of each folder made, shallowest first: what to remove if the work fails. */
+  readonly made?: string[][];
 }
 
 /**
@@ -70,8 +72,8 @@ export interface MakeFolders {
 export function openFolder(volume: SafeDir, segments: readonly string[], label: string, make?: MakeFolders): SafeDir {
   let dir = volume;
   try {
-    for (const segment of segments) {
-      const next = openChild(dir, segment, label, make);
+    for (const [index, segment] of segments.entries()) {
+      const next = openChild(dir, segment, label, make, segments.slice(0, index + 1));
       if (dir !== volume) dir.close();
       dir = next;
     }
@@ -92,14 +94,14 @@ export function release(dir: SafeDir, volume: SafeDir): void {
   if (dir !== volume) dir.close();
 }
 
-function openChild(dir: SafeDir, segment: string, label: string, make: MakeFolders | undefined): SafeDir {
+function openChild(dir: SafeDir, segment: string, label: string, make: MakeFolders | undefined, here: string[]): SafeDir {
   try {
     return dir.openDir(segment);
   } catch (err) {
     const code = errnoCode(err);
     if (code === 'ENOENT' && make) {
-      makeFolder(dir, segment, make.owner, 0o755, label);
-      return openChild(dir, segment, label, undefined);
+      if (makeFolder(dir, segment, make.owner, 0o755, label)) make.made?.push(here);
+      return openChild(dir, segment, label, undefined, here);
     }
     throw notAFolderError(dir, segment, label, err);
   }
@@ -119,14 +121,14 @@ export function notAFolderError(dir: SafeDir, segment: string, label: string, er
 
 /**
  * mkdir of one entry (never through a link: mkdir does not follow one in
- * the last position), then given to the server's uid through a descriptor
+ * the last position); true when this call made it. Then given to the server's uid through a descriptor
  * opened with O_NOFOLLOW, so a link swapped in meanwhile is refused, not chowned.
  */
-export function makeFolder(dir: SafeDir, name: string, owner: Owner, mode: number, label: string): void {
+export function makeFolder(dir: SafeDir, name: string, owner: Owner, mode: number, label: string): boolean {
   try {
     dir.mkdir(name, mode);
   } catch (err) {
-    if (errnoCode(err) === 'EEXIST') return; // made meanwhile (another request): opened by the caller as any folder
+    if (errnoCode(err) === 'EEXIST') return false; // made meanwhile (another request): opened by the caller as any folder
     throw volumeFileError(err, label);
   }
   let made: SafeDir;
@@ -141,5 +143,26 @@ export function makeFolder(dir: SafeDir, name: string, owner: Owner, mode: numbe
     giveToOwner(made.fd, owner);
   } finally {
     made.close();
+  }
+  return true;
+}
+
+/**
+ * Removes the folders a failed operation made (deepest first), each only if
+ * it is still an empty folder: rmdir refuses a link and a folder something
+ * was put into meanwhile, which then stays.
+ */
+export function removeMadeFolders(volume: SafeDir, made: readonly string[][]): void {
+  for (const segments of [...made].reverse()) {
+    try {
+      const parent = openFolder(volume, segments.slice(0, -1), segments.join('/'));
+      try {
+        parent.rmdir(segments.at(-1)!);
+      } finally {
+        release(parent, volume);
+      }
+    } catch {
+      // Not empty, gone, or no longer a folder: left as it is.
+    }
   }
 }

@@ -53,11 +53,12 @@ describe('the disk limit', () => {
     expect(temporaries()).toEqual([]);
   });
 
-  it('a stream that lies (announces less than it sends) is cut too', async () => {
+  it('a stream that lies (announces less than it sends) is cut too, and the folders made for it go', async () => {
     box = makeFilesSandbox({ limits: { diskMiB: 2 } });
-    const error = await refusal(box.files.writeFile(box.server, 'big.bin', mebibytes(4), { expectedBytes: 10 }));
+    put(box.volume, 'kept/x.txt', 'x');
+    const error = await refusal(box.files.writeFile(box.server, 'kept/new/deeper/big.bin', mebibytes(4), { expectedBytes: 10 }));
     expect(error.kind).toBe('disk-limit');
-    expect(tree(box.volume)).toEqual([]);
+    expect(tree(box.volume)).toEqual(['kept', 'kept/x.txt']);
   });
 
   it('within the limit, writes succeed; concurrent writes to one server cannot together pass it', async () => {

@@ -172,6 +172,8 @@ describe('folders, rename, copy, delete, chmod', () => {
     expect((await refusal(box.files.rename(box.server, 'nope', 'new/folders/x'))).kind).toBe('not-found');
     expect(fs.existsSync(path.join(box.volume, 'new'))).toBe(false);
     expect((await refusal(box.files.rename(box.server, 'dir2', 'dir2/inside'))).kind).toBe('invalid-path');
+    expect((await refusal(box.files.rename(box.server, 'dir2', 'dir2/made/for/it'))).kind).toBe('invalid-path');
+    expect(fs.readdirSync(path.join(box.volume, 'dir2'))).toEqual(['b.txt']);
     expect((await refusal(box.files.rename(box.server, 'moved/a2.txt', 'out2/x'))).kind).toBe('invalid-path');
     expect(fs.readdirSync(box.outside)).toEqual(['secret.txt']);
   });
