@@ -37,7 +37,8 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-function csrfToken(): string | null {
+/** The CSRF token for a mutating request made outside request() (an upload's XMLHttpRequest). */
+export function csrfToken(): string | null {
   for (const part of document.cookie.split(';')) {
     const [name, ...value] = part.trim().split('=');
     if (name === XSRF_COOKIE) return decodeURIComponent(value.join('='));
@@ -61,14 +62,19 @@ async function errorOf(response: Response): Promise<ApiError> {
 
 export interface RequestOptions {
   body?: unknown;
+  /** Sent as it is (a file's text for POST /files/write) instead of as JSON. */
+  rawBody?: string | Blob;
+  /** The answer's body as text (GET /files/contents), not parsed as JSON. */
+  text?: boolean;
   /** A 401 here is an answer, not a lost session (signing in, reading the session). */
   quietUnauthenticated?: boolean;
   signal?: AbortSignal;
 }
 
 export async function request<T>(method: string, url: string, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: options.text ? '*/*' : 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.rawBody !== undefined) headers['content-type'] = 'text/plain';
   if (method !== 'GET' && method !== 'HEAD') {
     const token = csrfToken();
     if (token) headers['x-xsrf-token'] = token;
@@ -80,6 +86,7 @@ export async function request<T>(method: string, url: string, options: RequestOp
       headers,
       credentials: 'same-origin',
       ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+      ...(options.rawBody !== undefined ? { body: options.rawBody } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
   } catch (err) {
@@ -93,6 +100,7 @@ export async function request<T>(method: string, url: string, options: RequestOp
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
+  if (options.text) return text as T;
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 

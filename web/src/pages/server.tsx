@@ -14,11 +14,15 @@ const SchedulesSection = lazy(() => import('./schedules').then((m) => m.Schedule
 const ScheduleDetail = lazy(() => import('./schedule-detail').then((m) => m.ScheduleDetail));
 const ActivitySection = lazy(() => import('./activity').then((m) => m.ActivitySection));
 const BackupsSection = lazy(() => import('./backups').then((m) => m.BackupsSection));
+const FilesSection = lazy(() => import('./files').then((m) => m.FilesSection));
+// CodeMirror comes with this page only (its own chunks), never with the console's first load.
+const FileEditorPage = lazy(() => import('./file-editor').then((m) => m.FileEditorPage));
 
 export const serverKey = (id: string) => ['server', id] as const;
 
 const SECTIONS = [
   { name: 'Console', path: '/', matches: (location: string) => location === '/' || location === '' },
+  { name: 'Files', path: '/files', matches: (location: string) => location.startsWith('/files') },
   { name: 'Schedules', path: '/schedules', matches: (location: string) => location.startsWith('/schedules') },
   { name: 'Activity', path: '/activity', matches: (location: string) => location.startsWith('/activity') },
   { name: 'Backups', path: '/backups', matches: (location: string) => location.startsWith('/backups') },
@@ -94,6 +98,9 @@ export function ServerPage({ id }: { id: string }) {
       <Suspense fallback={<Loading what="the section" />}>
         <Switch>
           <Route path="/" component={ConsoleSection} />
+          <Route path="/files" component={FilesSection} />
+          <Route path="/files/edit">{() => <FileEditorPage creating={false} />}</Route>
+          <Route path="/files/new">{() => <FileEditorPage creating />}</Route>
           <Route path="/schedules" component={SchedulesSection} />
           <Route path="/schedules/:scheduleId">
             {(params: { scheduleId: string }) => <ScheduleDetail scheduleId={params.scheduleId} />}
