@@ -38,8 +38,9 @@ async function buildService() {
     outfile: path.join(tmp, 'quetzal.mjs'),
     bundle: true,
     // Loaded from node_modules as they are: a native addon, a driver with an optional native
-    // part, and a logger that finds its transports' files at run time.
-    external: ['better-sqlite3', 'pg', 'pg-native', 'pino'],
+    // part, a logger that finds its transports' files at run time, and ssh2 (SFTP), whose
+    // optional native crypto and cpu-features addons a bundle cannot carry.
+    external: ['better-sqlite3', 'pg', 'pg-native', 'pino', 'ssh2'],
     // Packages written as CommonJS call require(), which an ES module has only when given one.
     banner: { js: "import { createRequire as createRequireForBundle } from 'node:module';\nconst require = createRequireForBundle(import.meta.url);" },
     platform: 'node',

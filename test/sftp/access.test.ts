@@ -165,6 +165,10 @@ describeEachDatabase('sftp access', (database) => {
           .execute(),
     ],
     ['the server is suspended', (server: ServerRow) => h.make.setStatus(server, 'suspended')],
+    [
+      'the account is deleted',
+      (_server: ServerRow, userId: number) => h.db.db.deleteFrom('users').where('id', '=', userId).execute(),
+    ],
   ] as const) {
     it(`closes a live session within 30 s when ${what}`, async () => {
       const owner = await userWithPassword(h);
@@ -182,4 +186,35 @@ describeEachDatabase('sftp access', (database) => {
       expect(closedAt - lostAt).toBeLessThan(7_000);
     }, 40_000);
   }
+
+  it('applies a permission taken away mid-session to the next request, without ending the session', async () => {
+    const owner = await userWithPassword(h);
+    const server = await h.make.server(owner.user);
+    const sub = await subuserWithPassword(h, server, ['file.sftp', 'file.read', 'file.create']);
+    const client = await connectClient(h.sftp.port, `${sub.user.username}.${server.uuid_short}`, PASSWORD);
+    try {
+      const sftp = await openSftp(client);
+      const mkdir = (name: string) =>
+        new Promise<{ code?: number } | undefined>((resolve) =>
+          sftp.mkdir(name, (err) => resolve(err as { code?: number } | undefined)),
+        );
+      expect(await mkdir('/first')).toBeUndefined();
+      await h.db.db
+        .updateTable('subusers')
+        .set({ permissions: JSON.stringify(['file.sftp', 'file.read']) })
+        .where('user_id', '=', sub.user.id)
+        .execute();
+      // Re-read within 5 s; the session stays (file.sftp is still held).
+      const deadline = Date.now() + 10_000;
+      let refused: { code?: number } | undefined;
+      for (let i = 0; !refused && Date.now() < deadline; i++) {
+        refused = await mkdir(`/later-${i}`);
+        if (!refused) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(refused?.code).toBe(3);
+      await new Promise<void>((resolve, reject) => sftp.readdir('/', (err) => (err ? reject(err) : resolve())));
+    } finally {
+      client.end();
+    }
+  }, 30_000);
 });

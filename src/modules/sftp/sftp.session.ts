@@ -70,7 +70,7 @@ type OpenFile = {
   created: boolean;
   written: boolean;
   /** Ends this handle's hold on the volume (changeServerVolume). */
-  release: () => void;
+  release: () => Promise<void>;
 };
 type OpenFolder = { kind: 'folder'; entries: FileEntry[]; next: number };
 
@@ -197,16 +197,22 @@ export class SftpSession {
   /**
    * Holds changeServerVolume open until the returned release is called: the
    * lifetime of a file opened for writing. Rejects (nothing held) when the
-   * volume may not change now.
+   * volume may not change now. The release resolves once the hold is ended
+   * in the database, so that a client told its file is closed finds the
+   * volume free for a backup.
    */
-  private holdVolume(): Promise<() => void> {
+  private holdVolume(): Promise<() => Promise<void>> {
     return new Promise((accepted, refused) => {
-      let release!: () => void;
-      const closed = new Promise<void>((resolve) => (release = resolve));
-      this.change(async () => {
-        accepted(release);
+      let close!: () => void;
+      const closed = new Promise<void>((resolve) => (close = resolve));
+      const settled: Promise<void> = this.change(async () => {
+        accepted(() => {
+          close();
+          return settled.catch(() => undefined);
+        });
         await closed;
-      }).catch(refused);
+      });
+      settled.catch(refused);
     });
   }
 
@@ -234,7 +240,15 @@ export class SftpSession {
     if (!writable) {
       this.require('file.read-content');
       const file = await this.files.open(this.daemonServer(), path, flags);
-      const handle = this.addHandle({ kind: 'file', path, file, writable, created: false, written: false, release: () => {} });
+      const handle = this.addHandle({
+        kind: 'file',
+        path,
+        file,
+        writable,
+        created: false,
+        written: false,
+        release: async () => {},
+      });
       return this.sftp.handle(id, handle);
     }
     if (flags.read) this.require('file.read-content');
@@ -246,7 +260,7 @@ export class SftpSession {
     try {
       file = await this.files.open(this.daemonServer(), path, flags, mode === undefined ? undefined : mode & 0o777);
     } catch (err) {
-      release();
+      await release();
       throw err;
     }
     const created = !existed;
@@ -285,7 +299,7 @@ export class SftpSession {
     try {
       await open.file.close();
     } finally {
-      open.release();
+      await open.release();
       if (open.writable && open.written)
         this.ctx.activity.note(open.created ? 'server:sftp.create' : 'server:sftp.write', open.path);
     }

@@ -207,6 +207,12 @@ async function actAs(
   return { ok: true };
 }
 
+/**
+ * Holding a socket open: `websocket.connect`, on a server that is not
+ * suspended (it may install or restore: the socket shows that happening).
+ */
+export const SOCKET_ACCESS: ServerAction = { permission: 'websocket.connect', mutates: false };
+
 /** A socket's command or power action, weighed as the HTTP route that does the same: it changes something and waits out a restore. */
 function socketAction(permission: Permission): ServerAction {
   return { permission, mutates: true, blockedDuringRestore: true };

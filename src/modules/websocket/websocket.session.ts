@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { WebSocket, type RawData } from 'ws';
 import type { ServerRow } from '../../db/schema.js';
 import type { Access, Permission } from '../../http/permissions.js';
+import { refusalOf } from '../servers/access-policy.js';
 import { daemonServer } from '../servers/servers.service.js';
 import {
   CLOSE,
@@ -20,6 +21,7 @@ import {
 } from './websocket.frames.js';
 import {
   findCurrentSocketAccess,
+  SOCKET_ACCESS,
   socketConsoleCommand,
   socketMay,
   socketPowerAction,
@@ -156,7 +158,8 @@ export class SocketSession {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.host.forget(this);
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(code, closeReason(reason));
+    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING)
+      this.ws.close(code, closeReason(reason));
     // A client that does not read never sees the close frame: its connection, and what waits to be sent on it, go now.
     const timer = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS);
     timer.unref();
@@ -250,8 +253,10 @@ export class SocketSession {
     const found = await findCurrentSocketAccess(deps.db, this.serverUuid, claims.userUuid);
     if (this.state === 'closed') return;
     if (!found) return this.revoke();
-    if (!socketMay(claims.permissions, found.access, 'websocket.connect')) return this.fail(JWT_ERRORS.noConnect);
-    if (found.server.status === 'suspended') return this.suspended();
+    // The one access policy: websocket.connect (the token's, narrowed by the user's rights now), and a server not suspended.
+    const refusal = refusalOf(found.access, found.server, SOCKET_ACCESS, (p) => socketMay(claims.permissions, found.access, p));
+    if (refusal?.kind === 'forbidden') return this.fail(JWT_ERRORS.noConnect);
+    if (refusal?.kind === 'conflict') return this.suspended();
 
     const before = this.state;
     this.identity = {
