@@ -205,8 +205,10 @@ export class LocalFiles implements DaemonFiles {
   async delete(server: DaemonServer, paths: readonly string[]): Promise<void> {
     // Every path checked before anything is deleted: a bad one refuses the whole request.
     for (const entry of paths) volumeSegments(entry);
+    // A leading `/` is the volume's root here as everywhere in this layer (deleteVolumePaths refuses it).
+    const relative = paths.map((entry) => entry.replace(/^\/+/, ''));
     try {
-      await deleteVolumePaths(this.host.volumeDir(server.uuid), [...paths]);
+      await deleteVolumePaths(this.host.volumeDir(server.uuid), relative);
     } catch (err) {
       if (err instanceof DaemonError) throw new VolumeFileError('invalid-path', err.message);
       throw err;

@@ -195,7 +195,9 @@ describe('folders, rename, copy, delete, chmod', () => {
     expect((await refusal(box.files.delete(box.server, ['a.txt', '../x']))).kind).toBe('invalid-path');
     expect(fs.existsSync(path.join(box.volume, 'a.txt'))).toBe(true);
     expect((await refusal(box.files.delete(box.server, ['out/secret.txt']))).kind).toBe('invalid-path');
-    await box.files.delete(box.server, ['a.txt', 'dir', 'out', 'missing']);
+    expect((await refusal(box.files.delete(box.server, ['/']))).kind).toBe('invalid-path');
+    // A leading `/` is the volume's root, as for every other operation.
+    await box.files.delete(box.server, ['/a.txt', 'dir', 'out', 'missing']);
     expect(tree(box.volume)).toEqual(['secret-link']);
     expect(fs.readdirSync(box.outside)).toEqual(['secret.txt']);
   });
