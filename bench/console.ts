@@ -98,6 +98,7 @@ async function startService(): Promise<Service> {
     LOG_LEVEL: 'warn',
     QUETZAL_BOOTSTRAP: 'off',
     RATE_LIMIT_PER_MINUTE: '100000',
+    SFTP_PORT: '0',
   };
   const proc = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,

@@ -321,6 +321,7 @@ async function main(): Promise<void> {
       DATA_DIR: dataDir,
       DATABASE_URL: databaseUrl,
       HOST: '127.0.0.1',
+      SFTP_PORT: '0',
       // One base for the pagination links, whatever port each instance listens on.
       APP_URL: 'http://panel.example.test',
       SCHEDULER: 'off',

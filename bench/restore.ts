@@ -369,6 +369,7 @@ async function servedRestore(input: ChildInput): Promise<ChildResult> {
       DATA_DIR: input.dataDir,
       DATABASE_URL: input.databaseUrl,
       HOST: '127.0.0.1',
+      SFTP_PORT: '0',
       PORT: String(port),
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '100000',

@@ -7,9 +7,8 @@
  * the same APP_KEY.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
+import { readOrCreatePrivateFile } from './private-files.js';
 
 export const APP_KEY_FILE = 'app-key';
 /** HS256 wants a key at least as long as its hash: 32 bytes. */
@@ -34,7 +33,9 @@ export function decodeAppKey(text: string): Buffer | null {
 function parseAppKey(text: string, source: string): Buffer {
   const key = decodeAppKey(text);
   if (key === null) {
-    throw new AppKeyError(`${source} must be at least ${APP_KEY_MIN_BYTES} bytes in base64 (e.g. the output of: openssl rand -base64 32)`);
+    throw new AppKeyError(
+      `${source} must be at least ${APP_KEY_MIN_BYTES} bytes in base64 (e.g. the output of: openssl rand -base64 32)`,
+    );
   }
   return key;
 }
@@ -48,34 +49,10 @@ function parseAppKey(text: string, source: string): Buffer {
 export function loadAppKey(dataDir: string, env: { APP_KEY?: string | null | undefined }): Buffer {
   const fromEnv = env.APP_KEY?.trim();
   if (fromEnv) return parseAppKey(fromEnv, 'APP_KEY');
-  const file = path.join(dataDir, APP_KEY_FILE);
-  const existing = readKeyFile(file);
-  if (existing !== null) return existing;
-  fs.mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  const staging = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  fs.writeFileSync(staging, `base64:${randomBytes(APP_KEY_MIN_BYTES).toString('base64')}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
-  try {
-    fs.linkSync(staging, file);
-  } catch (err) {
-    // Another process got there first: its key is the key.
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    fs.rmSync(staging, { force: true });
-  }
-  const created = readKeyFile(file);
-  if (created === null) throw new AppKeyError(`${file} vanished while it was being created`);
-  return created;
-}
-
-/** The key in `file`, null when there is no file; a file readable by others is tightened to 0600 (SPEC 10). */
-function readKeyFile(file: string): Buffer | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, PRIVATE_FILE_MODE);
-  return parseAppKey(text, file);
+  const text = readOrCreatePrivateFile(
+    dataDir,
+    APP_KEY_FILE,
+    () => `base64:${randomBytes(APP_KEY_MIN_BYTES).toString('base64')}\n`,
+  );
+  return parseAppKey(text, path.join(dataDir, APP_KEY_FILE));
 }

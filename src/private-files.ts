@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 
 /**
  * The service's own files are readable by its user only (SPEC 10): DATA_DIR
@@ -80,7 +81,9 @@ function tightenOpen(fd: number, file: string): ModeChange[] {
   try {
     fs.fchmodSync(fd, PRIVATE_FILE_MODE);
   } catch (err) {
-    throw new Error(`${file} is mode ${octal(mode)} and cannot be made 0600 (${(err as NodeJS.ErrnoException).code}): chown it to the service's user`);
+    throw new Error(
+      `${file} is mode ${octal(mode)} and cannot be made 0600 (${(err as NodeJS.ErrnoException).code}): chown it to the service's user`,
+    );
   }
   return [{ path: file, from: octal(mode), to: octal(PRIVATE_FILE_MODE) }];
 }
@@ -90,4 +93,50 @@ function tighten(dir: string, mode: number, wanted: number): ModeChange[] {
   if ((mode & 0o777 & ~wanted) === 0) return [];
   fs.chmodSync(dir, wanted);
   return [{ path: dir, from: octal(mode), to: octal(wanted) }];
+}
+
+/**
+ * The text of a private file (0600) in `dir`, created from `make()` when it is
+ * not there yet (the app key, the SFTP host key). Creation is atomic and
+ * exclusive: written and synced aside, then hard-linked into place, so a
+ * SIGKILL while writing leaves at most a stray `.tmp` (never half a file under
+ * the real name), and two processes starting at once agree on one content (the
+ * first link wins). A file readable by others is tightened to 0600.
+ */
+export function readOrCreatePrivateFile(dir: string, name: string, make: () => string): string {
+  const file = path.join(dir, name);
+  const existing = readPrivateFile(file);
+  if (existing !== null) return existing;
+  fs.mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const staging = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fd = fs.openSync(staging, 'wx', PRIVATE_FILE_MODE);
+  try {
+    fs.writeSync(fd, make());
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.linkSync(staging, file);
+  } catch (err) {
+    // Another process got there first: its content is the content.
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    fs.rmSync(staging, { force: true });
+  }
+  const created = readPrivateFile(file);
+  if (created === null) throw new Error(`${file} vanished while it was being created`);
+  return created;
+}
+
+function readPrivateFile(file: string): string | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  if ((fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, PRIVATE_FILE_MODE);
+  return text;
 }

@@ -87,6 +87,8 @@ export function serviceEnv(dataDir: string, port: number, extra: Record<string, 
     CONTAINMENT: 'on',
     // Tests that stop their service expect no container left; those about keeping servers (SPEC 14) say `keep`.
     SERVERS_ON_SHUTDOWN: 'stop',
+    // Parallel services must not all bind SFTP's 2022.
+    SFTP_PORT: '0',
     [ENV_CANARY]: `canary-${path.basename(dataDir)}`,
     ...extra,
   };
