@@ -16,7 +16,9 @@ import { auditPage, eventually, launchBrowser, newPage, signIn, startConsoleServ
  * and the editor, with screenshots at 1280 and 375 px.
  */
 
-for (const kind of testDatabases) {
+// One database per run (PostgreSQL when the run has one, else SQLite): the page is the same on both, the
+// routes behind it are tested on both (test/files), and each pass must stay within CI's ten minutes.
+for (const kind of testDatabases.slice(-1)) {
   describe(`the web console: files [${kind.name}]`, () => {
     let svc: ConsoleService;
     let browser: Browser;
