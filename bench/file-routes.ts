@@ -71,8 +71,23 @@ async function startService(dataDir: string): Promise<Service> {
   };
 }
 
-/** Wall time of `work`, and the service's peak RSS growth (MiB) while it runs, sampled every 10 ms. */
-function timed<T>(pid: number, work: () => T): { ms: number; rssGrowthMiB: number; result: T } {
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface Timed<T> {
+  ms: number;
+  /** CPU the service used meanwhile: the machine is shared, so this is the figure load does not move. */
+  serviceCpuMs: number;
+  rssGrowthMiB: number;
+  result: T;
+}
+
+/** Wall time of `work`, the service's CPU time, and its peak RSS growth (MiB) while it runs, sampled every 10 ms. */
+function timed<T>(pid: number, work: () => T): Timed<T> {
+  const cpu0 = cpuMsOf(pid);
   // The work is a synchronous child process; sampling runs in a helper shell loop, read when it ends.
   const start = memoryOf(pid).rssMiB;
   const sampler = spawn('sh', ['-c', `while :; do grep VmRSS /proc/${pid}/status; sleep 0.01; done`], {
@@ -86,7 +101,7 @@ function timed<T>(pid: number, work: () => T): { ms: number; rssGrowthMiB: numbe
   sampler.kill('SIGKILL');
   const kbs = [...samples.matchAll(/VmRSS:\s+(\d+) kB/g)].map((m) => Number(m[1]) / 1024);
   const peak = Math.max(start, memoryOf(pid).rssMiB, ...kbs);
-  return { ms, rssGrowthMiB: peak - start, result };
+  return { ms, serviceCpuMs: cpuMsOf(pid) - cpu0, rssGrowthMiB: peak - start, result };
 }
 
 function curl(args: string[]): string {
@@ -147,14 +162,16 @@ async function main() {
     const source = path.join(dataDir, 'source.bin');
     sh('sh', ['-c', `head -c ${BYTES} /dev/urandom > ${JSON.stringify(source)}`]);
     const copy = path.join(path.dirname(service.volume), 'copy.bin');
-    const rows: Record<string, { ms: number; rssGrowthMiB: number }[]> = {
-      write: [],
-      upload: [],
-      download: [],
-      cp: [],
-      'cp+sync': [],
+    const rows: Record<string, Timed<unknown>[]> = { write: [], upload: [], download: [], cp: [], 'cp+sync': [] };
+    const baseline = () => {
+      rows.cp!.push(timed(service.pid, () => sh('cp', [source, copy])));
+      fs.rmSync(copy);
+      rows['cp+sync']!.push(timed(service.pid, () => sh('sh', ['-c', `cp "$0" "$1" && sync -f "$1"`, source, copy])));
+      fs.rmSync(copy);
     };
     for (let run = 0; run < RUNS; run++) {
+      // Baselines before and after ours in alternate runs, so a burst of load does not fall on one side only.
+      if (run % 2 === 0) baseline();
       rows.write!.push(
         timed(service.pid, () => curl(['-o', '/dev/null', ...auth, '-X', 'POST', '-T', source, files('write?file=big.bin')])),
       );
@@ -164,22 +181,30 @@ async function main() {
       const upload = `${signed('upload')}&directory=/`;
       rows.upload!.push(timed(service.pid, () => curl(['-o', '/dev/null', '-F', `files=@${source};filename=up.bin`, upload])));
       if (fs.statSync(path.join(service.volume, 'up.bin')).size !== BYTES) throw new Error('upload: wrong size');
-      rows.cp!.push(timed(service.pid, () => sh('cp', [source, copy])));
-      fs.rmSync(copy);
-      rows['cp+sync']!.push(timed(service.pid, () => sh('sh', ['-c', `cp "$0" "$1" && sync -f "$1"`, source, copy])));
-      fs.rmSync(copy);
+      if (run % 2 === 1) baseline();
     }
-    const cp = median(rows.cp!.map((r) => r.ms));
-    const cpSync = median(rows['cp+sync']!.map((r) => r.ms));
-    console.log(`(d) ${BYTES / MIB} MiB file (curl in its own process; ratio = baseline time / ours, target >= 0.5 of cp):`);
+    console.log(
+      `(d) ${BYTES / MIB} MiB file, curl in its own process; "of cp" = cp's time / ours in the same run ` +
+        `(throughput as a share of cp's; target >= 0.5), median [spread]; service CPU = its user+system time:`,
+    );
+    const ratios = (ours: Timed<unknown>[], base: Timed<unknown>[]) => ours.map((r, i) => base[i]!.ms / r.ms);
+    const fmtRatios = (xs: number[]) =>
+      `${median(xs).toFixed(2)} [${[...xs]
+        .sort((x, y) => x - y)
+        .map((x) => x.toFixed(2))
+        .join(', ')}]`;
     for (const [name, runs] of Object.entries(rows)) {
       const ms = runs.map((r) => r.ms);
-      const m = median(ms);
-      const vs = name.startsWith('cp') ? '' : `; vs cp ${(cp / m).toFixed(2)}, vs cp+sync ${(cpSync / m).toFixed(2)}`;
-      const rss = name.startsWith('cp')
-        ? ''
-        : `; service RSS +${Math.max(...runs.map((r) => r.rssGrowthMiB)).toFixed(0)} MiB max`;
-      console.log(`  ${summary(name.padEnd(8), ms)} ${rate(m)}${vs}${rss}`);
+      const cpu = `service CPU ${median(runs.map((r) => r.serviceCpuMs)).toFixed(0)} ms`;
+      const line = `  ${summary(name.padEnd(8), ms)} ${rate(median(ms))}`;
+      if (name.startsWith('cp')) {
+        console.log(line);
+        continue;
+      }
+      const rss = `service RSS +${Math.max(...runs.map((r) => r.rssGrowthMiB)).toFixed(0)} MiB max`;
+      console.log(
+        `${line}; of cp ${fmtRatios(ratios(runs, rows.cp!))}, of cp+sync ${fmtRatios(ratios(runs, rows['cp+sync']!))}; ${cpu}; ${rss}`,
+      );
     }
   } finally {
     await service.stop();
