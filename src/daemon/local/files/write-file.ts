@@ -49,6 +49,8 @@ function writeAll(fd: number, chunks: readonly Buffer[], position: number): Prom
  * while the next batch is read: at most two batches are held (memory flat).
  */
 const BATCH_BYTES = 4 * 1024 * 1024;
+/** Bytes written between two early write-backs. */
+const FLUSH_BYTES = 64 * 1024 * 1024;
 
 /** Writes a stream's chunks in order at increasing offsets, one batch in flight while the next gathers. */
 class BatchedWriter {
@@ -56,6 +58,8 @@ class BatchedWriter {
   private batchBytes = 0;
   private position = 0;
   private inFlight: Promise<void> = Promise.resolve();
+  private flushing: Promise<void> = Promise.resolve();
+  private flushedUpTo = 0;
 
   constructor(private readonly fd: number) {}
 
@@ -76,17 +80,32 @@ class BatchedWriter {
     this.inFlight = writeAll(this.fd, batch, at);
     // Awaited by the next issue or by finish; marked handled meanwhile.
     this.inFlight.catch(() => {});
+    if (this.position - this.flushedUpTo >= FLUSH_BYTES) await this.startFlush();
+  }
+
+  /**
+   * Starts writing back what was written so far (fdatasync, in the thread
+   * pool) while more is read: the final fsync before the rename then finds
+   * little left to write, where it used to wait for the whole file.
+   */
+  private async startFlush(): Promise<void> {
+    await this.flushing;
+    this.flushedUpTo = this.position;
+    this.flushing = new Promise<void>((resolve, reject) => fs.fdatasync(this.fd, (err) => (err ? reject(err) : resolve())));
+    this.flushing.catch(() => {});
   }
 
   /** Writes what is left and waits for every write. */
   async finish(): Promise<void> {
     if (this.batchBytes > 0) await this.issue();
     await this.inFlight;
+    await this.flushing;
   }
 
   /** Waits for the write in flight, its error ignored (the write failed anyway). */
   async settle(): Promise<void> {
     await this.inFlight.catch(() => {});
+    await this.flushing.catch(() => {});
   }
 }
 
