@@ -1,177 +1,213 @@
 /**
- * File routes benchmark (issue 19, SPEC 15), through the real app over real
- * HTTP on loopback (SQLite, the local daemon, in this process):
+ * File routes benchmark (issue 19, SPEC 15): the service alone in its own
+ * process (bench/files-lib/route-server.ts: the real app, SQLite, the local
+ * daemon), the client curl in processes of its own, like a user's:
  *
- *   (a) GET /files/list of a folder of 100,000 files, against `ls -l` of it
- *   (b) POST /files/write of a streamed body, POST to a signed upload URL
- *       (multipart, chunked) and GET of a signed download URL, each of
- *       --mib MiB, against `cp` of a file of that size; with this process's
- *       RSS growth while each runs (the bytes stream: it must stay flat)
+ *   (c) GET /files/list of a folder of 100,000 files (`curl -s -o /dev/null`),
+ *       against `ls -l` of the folder to /dev/null
+ *   (d) a --mib MiB file: POST /files/write (`curl -T file -X POST`), POST to a
+ *       signed upload URL (`curl -F files=@file`, multipart) and GET of a signed
+ *       download URL (`curl -s -o /dev/null`), against `cp` of the same file
+ *       (and `cp` then `sync -f`, since a write fsyncs before its rename);
+ *       with the service process's RSS growth while each runs (sampled every
+ *       10 ms from /proc: the bytes stream, it must stay flat)
  *
- *   npm run bench:file-routes -- [--runs 3] [--files 100000] [--mib 512]
+ * Each figure runs --runs times; medians, the spread, and the ratio to the
+ * same-run baseline are printed. FILES_CPU_PROF=<dir> runs the service under
+ * `node --cpu-prof` into <dir>.
+ *
+ *   npm run bench:file-routes -- [--runs 3] [--files 100000] [--mib 1024]
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Readable } from 'node:stream';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { buildApp } from '../src/app.js';
-import { BackgroundJobs } from '../src/background.js';
-import { loadConfig } from '../src/config.js';
-import { LocalDaemon } from '../src/daemon/local/local-daemon.js';
-import { openDatabase } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { createApiKey } from '../src/modules/keys/keys.service.js';
-import { createServer } from '../src/modules/servers/servers.service.js';
-import { createUser } from '../src/modules/users/users.repository.js';
+import { memoryOf } from './lib/memory.js';
 
 const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
     files: { type: 'string', default: '100000' },
-    mib: { type: 'string', default: '512' },
+    mib: { type: 'string', default: '1024' },
   },
+  strict: false,
 });
 const RUNS = Number(values.runs);
 const FILES = Number(values.files);
 const MIB = 1024 * 1024;
 const BYTES = Number(values.mib) * MIB;
 
-/** Peak RSS growth (MiB) of this process while `work` runs, sampled every 10 ms. */
-async function measured<T>(work: () => Promise<T>): Promise<{ ms: number; rssGrowthMiB: number; result: T }> {
-  const start = process.memoryUsage().rss;
-  let peak = start;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
-  const t0 = performance.now();
-  const result = await work();
-  const ms = performance.now() - t0;
-  clearInterval(timer);
-  return { ms, rssGrowthMiB: (Math.max(peak, process.memoryUsage().rss) - start) / MIB, result };
+interface Service {
+  pid: number;
+  base: string;
+  token: string;
+  server: string;
+  volume: string;
+  stop: () => Promise<void>;
 }
 
-function stream(parts: { head?: Buffer; bytes: number; tail?: Buffer }): ReadableStream<Uint8Array> {
-  const chunk = Buffer.alloc(MIB, 65);
-  let sent = -1;
-  return new ReadableStream({
-    pull(controller) {
-      if (sent === -1) {
-        sent = 0;
-        if (parts.head) return controller.enqueue(parts.head);
-      }
-      if (sent >= parts.bytes) {
-        if (parts.tail) controller.enqueue(parts.tail);
-        return controller.close();
-      }
-      controller.enqueue(chunk);
-      sent += chunk.length;
-    },
+async function startService(dataDir: string): Promise<Service> {
+  const profile = process.env.FILES_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.FILES_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/files-lib/route-server.ts'], {
+    env: { ...process.env, DATA_DIR: dataDir, UPLOAD_LIMIT_MB: String(Math.ceil(BYTES / MIB) + 16) },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`the service exited (${code}) before it listened`)));
+  });
+  const info = JSON.parse(line) as Omit<Service, 'pid' | 'stop'>;
+  return {
+    ...info,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat (clock ticks of 10 ms). */
+function cpuMsOf(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface Timed<T> {
+  ms: number;
+  /** CPU the service used meanwhile: the machine is shared, so this is the figure load does not move. */
+  serviceCpuMs: number;
+  rssGrowthMiB: number;
+  result: T;
+}
+
+/** Wall time of `work`, the service's CPU time, and its peak RSS growth (MiB) while it runs, sampled every 10 ms. */
+function timed<T>(pid: number, work: () => T): Timed<T> {
+  const cpu0 = cpuMsOf(pid);
+  // The work is a synchronous child process; sampling runs in a helper shell loop, read when it ends.
+  const start = memoryOf(pid).rssMiB;
+  const sampler = spawn('sh', ['-c', `while :; do grep VmRSS /proc/${pid}/status; sleep 0.01; done`], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let samples = '';
+  sampler.stdout.on('data', (d: Buffer) => (samples += d.toString()));
+  const t0 = performance.now();
+  const result = work();
+  const ms = performance.now() - t0;
+  sampler.kill('SIGKILL');
+  const kbs = [...samples.matchAll(/VmRSS:\s+(\d+) kB/g)].map((m) => Number(m[1]) / 1024);
+  const peak = Math.max(start, memoryOf(pid).rssMiB, ...kbs);
+  return { ms, serviceCpuMs: cpuMsOf(pid) - cpu0, rssGrowthMiB: peak - start, result };
+}
+
+function curl(args: string[]): string {
+  const out = spawnSync('curl', ['-s', '-S', '--fail-with-body', ...args], { maxBuffer: 256 * MIB, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`curl ${args.join(' ')} failed (${out.status}): ${out.stderr}${out.stdout}`);
+  return out.stdout;
+}
+
+function sh(command: string, args: string[]): void {
+  execFileSync(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[]) =>
+  `[${[...xs]
+    .sort((a, b) => a - b)
+    .map((x) => x.toFixed(0))
+    .join(', ')}]`;
+const summary = (label: string, xs: number[]) => `${label} median ${median(xs).toFixed(0)} ms ${spread(xs)}`;
+const rate = (ms: number) => `${(BYTES / MIB / (ms / 1000)).toFixed(0)} MiB/s`;
 
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-bench-file-routes-'));
-  const url = `sqlite:${path.join(dataDir, 'db.sqlite')}`;
-  const handle = openDatabase(url);
-  await migrateToLatest(handle);
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    DATABASE_URL: url,
-    LOG_LEVEL: 'silent',
-    UPLOAD_LIMIT_MB: String(BYTES / MIB + 1),
-    RATE_LIMIT_PER_MINUTE: '100000',
-  });
-  const daemon = new LocalDaemon(dataDir, { stopGraceMs: 500 });
-  await daemon.start();
-  const jobs = new BackgroundJobs({ error: () => {} });
-  const now = Date.now();
-  const owner = await createUser(handle.db, { username: 'bench', email: 'bench@example.test', rootAdmin: false, now });
-  const { token } = await createApiKey(handle.db, { userId: owner.id, description: 'bench', allowedIps: [], now });
-  const server = await createServer(handle.db, daemon, { ownerId: owner.id, name: 'bench', now });
-  const app = await buildApp(
-    { db: handle.db, dialect: handle.dialect, config, clock: { now: () => Date.now() }, daemon, jobs },
-    { logger: false },
-  );
-  const base = await app.listen({ host: '127.0.0.1', port: 0 });
-  const auth = { authorization: `Bearer ${token}` };
-  const files = (rest: string) => `${base}/api/client/servers/${server.uuid_short}/files/${rest}`;
-  const volume = daemon.volumeDir(server.uuid);
+  const service = await startService(dataDir);
+  const auth = ['-H', `Authorization: Bearer ${service.token}`];
+  const files = (rest: string) => `${service.base}/api/client/servers/${service.server}/files/${rest}`;
+  const signed = (route: string) => {
+    const link = new URL((JSON.parse(curl([...auth, files(route)])) as { attributes: { url: string } }).attributes.url);
+    return `${service.base}${link.pathname}${link.search}`;
+  };
   try {
-    const many = path.join(volume, 'many');
+    console.log(
+      `(service pid ${service.pid}; load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')})`,
+    );
+    const many = path.join(service.volume, 'many');
     fs.mkdirSync(many);
     for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(many, `file-${i}.txt`), '');
+    const listed = JSON.parse(curl([...auth, files('list?directory=many')])) as { data: unknown[] };
+    if (listed.data.length !== FILES) throw new Error(`listed ${listed.data.length} of ${FILES}`);
     const list: number[] = [];
     const ls: number[] = [];
+    let listRss = 0;
     for (let run = 0; run < RUNS; run++) {
-      const { ms, result } = await measured(async () => {
-        const res = await fetch(files('list?directory=many'), { headers: auth });
-        return (await res.json()) as { data: unknown[] };
-      });
-      if (result.data.length !== FILES) throw new Error(`listed ${result.data.length} of ${FILES}`);
-      list.push(ms);
-      const t0 = performance.now();
-      execFileSync('ls', ['-l', many], { maxBuffer: 1024 * MIB, stdio: ['ignore', 'pipe', 'ignore'] });
-      ls.push(performance.now() - t0);
+      const got = timed(service.pid, () => curl(['-o', '/dev/null', ...auth, files('list?directory=many')]));
+      list.push(got.ms);
+      listRss = Math.max(listRss, got.rssGrowthMiB);
+      ls.push(timed(service.pid, () => sh('sh', ['-c', `ls -l ${JSON.stringify(many)} > /dev/null`])).ms);
     }
     console.log(
-      `(a) list ${FILES} files: GET /files/list median ${median(list).toFixed(0)} ms; ls -l median ${median(ls).toFixed(0)} ms`,
+      `(c) list ${FILES} files: ${summary('GET /files/list (curl)', list)}; ${summary('ls -l', ls)}; ` +
+        `ratio ${(median(list) / median(ls)).toFixed(2)} (target <= 2); service RSS +${listRss.toFixed(0)} MiB`,
     );
+    fs.rmSync(many, { recursive: true });
 
-    const rows: string[] = [];
+    const source = path.join(dataDir, 'source.bin');
+    sh('sh', ['-c', `head -c ${BYTES} /dev/urandom > ${JSON.stringify(source)}`]);
+    const copy = path.join(path.dirname(service.volume), 'copy.bin');
+    const rows: Record<string, Timed<unknown>[]> = { write: [], upload: [], download: [], cp: [], 'cp+sync': [] };
+    const baseline = () => {
+      rows.cp!.push(timed(service.pid, () => sh('cp', [source, copy])));
+      fs.rmSync(copy);
+      rows['cp+sync']!.push(timed(service.pid, () => sh('sh', ['-c', `cp "$0" "$1" && sync -f "$1"`, source, copy])));
+      fs.rmSync(copy);
+    };
     for (let run = 0; run < RUNS; run++) {
-      const write = await measured(() =>
-        fetch(files('write?file=big.bin'), {
-          method: 'POST',
-          headers: { ...auth, 'content-length': String(BYTES) },
-          body: stream({ bytes: BYTES }),
-          duplex: 'half',
-        } as RequestInit),
+      // Baselines before and after ours in alternate runs, so a burst of load does not fall on one side only.
+      if (run % 2 === 0) baseline();
+      rows.write!.push(
+        timed(service.pid, () => curl(['-o', '/dev/null', ...auth, '-X', 'POST', '-T', source, files('write?file=big.bin')])),
       );
-      if (write.result.status !== 204) throw new Error(`write answered ${write.result.status}`);
-
-      const downloadLink = (
-        (await (await fetch(files('download?file=big.bin'), { headers: auth })).json()) as { attributes: { url: string } }
-      ).attributes.url;
-      const local = new URL(downloadLink);
-      const download = await measured(async () => {
-        const res = await fetch(`${base}${local.pathname}${local.search}`);
-        let got = 0;
-        for await (const chunk of Readable.fromWeb(res.body as never)) got += (chunk as Buffer).length;
-        return got;
-      });
-      if (download.result !== BYTES) throw new Error(`downloaded ${download.result} bytes`);
-
-      const uploadLink = new URL(
-        ((await (await fetch(files('upload'), { headers: auth })).json()) as { attributes: { url: string } }).attributes.url,
-      );
-      const boundary = 'benchboundary';
-      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="up.bin"\r\n\r\n`);
-      const upload = await measured(() =>
-        fetch(`${base}${uploadLink.pathname}${uploadLink.search}&directory=/`, {
-          method: 'POST',
-          headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-          body: stream({ head, bytes: BYTES, tail: Buffer.from(`\r\n--${boundary}--\r\n`) }),
-          duplex: 'half',
-        } as RequestInit),
-      );
-      if (upload.result.status !== 204) throw new Error(`upload answered ${upload.result.status}`);
-
-      const t0 = performance.now();
-      execFileSync('cp', [path.join(volume, 'big.bin'), path.join(dataDir, 'copy.bin')]);
-      const cp = performance.now() - t0;
-      fs.rmSync(path.join(dataDir, 'copy.bin'));
-      const fmt = (m: { ms: number; rssGrowthMiB: number }) => `${m.ms.toFixed(0)} ms (+${m.rssGrowthMiB.toFixed(0)} MiB RSS)`;
-      rows.push(`run ${run + 1}: write ${fmt(write)}, download ${fmt(download)}, upload ${fmt(upload)}, cp ${cp.toFixed(0)} ms`);
+      if (fs.statSync(path.join(service.volume, 'big.bin')).size !== BYTES) throw new Error('write: wrong size');
+      const download = signed('download?file=big.bin');
+      rows.download!.push(timed(service.pid, () => curl(['-o', '/dev/null', download])));
+      const upload = `${signed('upload')}&directory=/`;
+      rows.upload!.push(timed(service.pid, () => curl(['-o', '/dev/null', '-F', `files=@${source};filename=up.bin`, upload])));
+      if (fs.statSync(path.join(service.volume, 'up.bin')).size !== BYTES) throw new Error('upload: wrong size');
+      if (run % 2 === 1) baseline();
     }
-    console.log(`(b) ${BYTES / MIB} MiB each:\n  ${rows.join('\n  ')}`);
+    console.log(
+      `(d) ${BYTES / MIB} MiB file, curl in its own process; "of cp" = cp's time / ours in the same run ` +
+        `(throughput as a share of cp's; target >= 0.5), median [spread]; service CPU = its user+system time:`,
+    );
+    const ratios = (ours: Timed<unknown>[], base: Timed<unknown>[]) => ours.map((r, i) => base[i]!.ms / r.ms);
+    const fmtRatios = (xs: number[]) =>
+      `${median(xs).toFixed(2)} [${[...xs]
+        .sort((x, y) => x - y)
+        .map((x) => x.toFixed(2))
+        .join(', ')}]`;
+    for (const [name, runs] of Object.entries(rows)) {
+      const ms = runs.map((r) => r.ms);
+      const cpu = `service CPU ${median(runs.map((r) => r.serviceCpuMs)).toFixed(0)} ms`;
+      const line = `  ${summary(name.padEnd(8), ms)} ${rate(median(ms))}`;
+      if (name.startsWith('cp')) {
+        console.log(line);
+        continue;
+      }
+      const rss = `service RSS +${Math.max(...runs.map((r) => r.rssGrowthMiB)).toFixed(0)} MiB max`;
+      console.log(
+        `${line}; of cp ${fmtRatios(ratios(runs, rows.cp!))}, of cp+sync ${fmtRatios(ratios(runs, rows['cp+sync']!))}; ${cpu}; ${rss}`,
+      );
+    }
   } finally {
-    await app.close();
-    await jobs.idle();
-    await daemon.close();
-    await handle.close();
+    await service.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

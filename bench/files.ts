@@ -9,9 +9,17 @@
  *       against `tar -cf - . | pigz -1`, and the same tar stream at gzip
  *       levels 1 and 6 (zlib's default) into nothing, to show what level 1 saves
  *
- *   npm run bench:files -- [--runs 3] [--files 100000] [--mib 300]
+ * Then the figures measured by scripts of their own (PARTS below), each in a
+ * child process after these, so `npm run bench:files` prints them all:
+ *
+ *   (c), (d) bench/file-routes.ts: listing through the API against `ls -l`,
+ *       write / upload / download of a 1 GiB file over HTTP against `cp`
+ *   (e) bench/sftp.ts: put and get of a 1 GiB file through Quetzal's SFTP
+ *       against `cp` and OpenSSH's sftp to this machine's sshd
+ *
+ *   npm run bench:files -- [--runs 3] [--files 100000] [--mib 300] [--http-mib 1024]
  */
-import { execFileSync, execSync } from 'node:child_process';
+import { execFileSync, execSync, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,6 +39,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '3' },
     files: { type: 'string', default: '100000' },
     mib: { type: 'string', default: '300' },
+    'http-mib': { type: 'string', default: '1024' },
   },
 });
 const RUNS = Number(values.runs);
@@ -156,6 +165,24 @@ async function compressFigure(s: Setup): Promise<void> {
   }
 }
 
+/**
+ * The figures other scripts measure, run in order with these arguments after
+ * (a) and (b). A new figure is one line here.
+ */
+const PARTS: { script: string; args: string[] }[] = [
+  { script: 'bench/file-routes.ts', args: ['--runs', String(RUNS), '--files', String(LIST_FILES), '--mib', values['http-mib']!] },
+  { script: 'bench/sftp.ts', args: [] },
+];
+
+/** Runs each of PARTS in a process of its own (tsx, as npm's scripts do), its output passed through. */
+function runParts(): void {
+  for (const part of PARTS) {
+    console.log(`--- ${part.script} ${part.args.join(' ')}`);
+    const run = spawnSync(process.execPath, ['--import', 'tsx', part.script, ...part.args], { stdio: 'inherit' });
+    if (run.status !== 0) throw new Error(`${part.script} failed (${run.status ?? run.signal})`);
+  }
+}
+
 const s = setup();
 try {
   console.log(
@@ -169,3 +196,4 @@ try {
 } finally {
   fs.rmSync(s.root, { recursive: true, force: true });
 }
+runParts();

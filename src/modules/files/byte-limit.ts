@@ -19,11 +19,20 @@ export interface LimitedStream {
   bytes(): number;
 }
 
+/**
+ * What the counter holds on each side before it pushes back. At the default
+ * 16 KiB every 64 KiB socket read overfilled it, pausing and resuming the
+ * request (and its socket) once per chunk; 1 MiB holds sixteen such reads
+ * while the daemon's write of the previous batch runs, and stays flat.
+ */
+const BUFFERED_BYTES = 1024 * 1024;
+
 /** `source` piped through a counter that fails once more than `maxBytes` arrived. */
 export function limitBytes(source: Readable, maxBytes: number): LimitedStream {
   let seen = 0;
   let over = false;
   const counter = new Transform({
+    highWaterMark: BUFFERED_BYTES,
     transform(chunk: Buffer, _encoding, callback) {
       seen += chunk.length;
       if (seen > maxBytes) {

@@ -38,7 +38,8 @@ import {
   writeFileContents,
 } from './files.service.js';
 import { signedUrl, signedUrlKey } from './files.signed-urls.js';
-import { fileItem, fileList } from './files.transformer.js';
+import { fileListJson, fileListJsonChunks, SLICE } from './files.list-json.js';
+import { fileItem } from './files.transformer.js';
 
 const MIB = 1024 * 1024;
 
@@ -52,7 +53,13 @@ export async function registerFileRoutes(app: FastifyInstance, deps: AppDeps & {
     summary: 'List a folder: folders first, then files, each by name',
     permission: 'file.read',
     querystring: DirectoryQuery,
-    handler: async (request) => fileList(await listFiles(deps, request.target.server, request.query.directory ?? '/')),
+    // Rendered straight to JSON text, a large folder streamed a slice at a time (files.list-json.ts).
+    handler: async (request, reply) => {
+      const entries = await listFiles(deps, request.target.server, request.query.directory ?? '/');
+      reply.type('application/json; charset=utf-8');
+      if (entries.length <= SLICE) return reply.send(fileListJson(entries));
+      return reply.send(Readable.from(fileListJsonChunks(entries)));
+    },
   });
 
   clientRoute(app, {

@@ -42,6 +42,12 @@ import {
 import { toVolumeEntry } from './volume-entry.js';
 import { writeFileAtomically } from './write-file.js';
 
+/**
+ * Bytes a download reads at once: 64 KiB (the default) made a 1 GiB download
+ * 16,384 reads and socket writes; 1 MiB, 1,024 (docs/PERFORMANCE.md "Files").
+ */
+const READ_CHUNK = 1024 * 1024;
+
 /** What the files layer needs from the daemon that owns the volumes. */
 export interface LocalFilesHost {
   volumeDir(serverUuid: string): string;
@@ -125,7 +131,7 @@ export class LocalFiles implements DaemonFiles {
   async openRead(server: DaemonServer, file: string): Promise<{ entry: VolumeEntry; stream: Readable }> {
     const { fd, entry } = await this.inParent(server, file, (dir, name) => openRegularFile(dir, name, file));
     // The descriptor outlives the walk's folders: the stream reads what was opened, and closes it.
-    return { entry, stream: fs.createReadStream('', { fd, autoClose: true, start: 0 }) };
+    return { entry, stream: fs.createReadStream('', { fd, autoClose: true, start: 0, highWaterMark: READ_CHUNK }) };
   }
 
   async writeFile(
@@ -280,6 +286,6 @@ export class LocalFiles implements DaemonFiles {
       throw err;
     }
     const bytes = fs.fstatSync(fd).size;
-    return { bytes, stream: fs.createReadStream('', { fd, autoClose: true, start: 0 }) };
+    return { bytes, stream: fs.createReadStream('', { fd, autoClose: true, start: 0, highWaterMark: READ_CHUNK }) };
   }
 }

@@ -24,16 +24,89 @@ import { toVolumeEntry } from './volume-entry.js';
 
 const NEW_FILE = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
 
-function writeAll(fd: number, chunk: Buffer, position: number): Promise<void> {
+/** Writes all of `chunks` at `position` (one writev; a short write is finished by plain writes). */
+function writeAll(fd: number, chunks: readonly Buffer[], position: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const step = (offset: number) =>
-      fs.write(fd, chunk, offset, chunk.length - offset, position + offset, (err, written) => {
+    const rest = (buffer: Buffer, at: number) =>
+      fs.write(fd, buffer, 0, buffer.length, at, (err, written) => {
         if (err) return reject(err);
-        if (offset + written < chunk.length) return step(offset + written);
+        if (written < buffer.length) return rest(buffer.subarray(written), at + written);
         resolve();
       });
-    step(0);
+    fs.writev(fd, chunks, position, (err, written) => {
+      if (err) return reject(err);
+      const total = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+      if (written < total) return rest(Buffer.concat(chunks).subarray(written), position + written);
+      resolve();
+    });
   });
+}
+
+/**
+ * Bytes gathered before a write is issued. The body arrives in chunks of
+ * 16–64 KiB; one write each was a thread-pool round trip and a syscall per
+ * chunk, with the socket idle meanwhile. Gathered, one write is in flight
+ * while the next batch is read: at most two batches are held (memory flat).
+ */
+const BATCH_BYTES = 4 * 1024 * 1024;
+/** Bytes written between two early write-backs. */
+const FLUSH_BYTES = 64 * 1024 * 1024;
+
+/** Writes a stream's chunks in order at increasing offsets, one batch in flight while the next gathers. */
+class BatchedWriter {
+  private batch: Buffer[] = [];
+  private batchBytes = 0;
+  private position = 0;
+  private inFlight: Promise<void> = Promise.resolve();
+  private flushing: Promise<void> = Promise.resolve();
+  private flushedUpTo = 0;
+
+  constructor(private readonly fd: number) {}
+
+  async add(chunk: Buffer): Promise<void> {
+    this.batch.push(chunk);
+    this.batchBytes += chunk.length;
+    if (this.batchBytes >= BATCH_BYTES) await this.issue();
+  }
+
+  /** Waits for the write in flight (surfacing its error), then starts the gathered batch's. */
+  private async issue(): Promise<void> {
+    await this.inFlight;
+    const batch = this.batch;
+    const at = this.position;
+    this.position += this.batchBytes;
+    this.batch = [];
+    this.batchBytes = 0;
+    this.inFlight = writeAll(this.fd, batch, at);
+    // Awaited by the next issue or by finish; marked handled meanwhile.
+    this.inFlight.catch(() => {});
+    if (this.position - this.flushedUpTo >= FLUSH_BYTES) await this.startFlush();
+  }
+
+  /**
+   * Starts writing back what was written so far (fdatasync, in the thread
+   * pool) while more is read: the final fsync before the rename then finds
+   * little left to write, where it used to wait for the whole file.
+   */
+  private async startFlush(): Promise<void> {
+    await this.flushing;
+    this.flushedUpTo = this.position;
+    this.flushing = new Promise<void>((resolve, reject) => fs.fdatasync(this.fd, (err) => (err ? reject(err) : resolve())));
+    this.flushing.catch(() => {});
+  }
+
+  /** Writes what is left and waits for every write. */
+  async finish(): Promise<void> {
+    if (this.batchBytes > 0) await this.issue();
+    await this.inFlight;
+    await this.flushing;
+  }
+
+  /** Waits for the write in flight, its error ignored (the write failed anyway). */
+  async settle(): Promise<void> {
+    await this.inFlight.catch(() => {});
+    await this.flushing.catch(() => {});
+  }
 }
 
 const fsync = (fd: number) => new Promise<void>((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
@@ -70,15 +143,22 @@ export async function writeFileAtomically(
     try {
       fs.fchmodSync(fd, existing ? existing.mode & 0o777 : NEW_FILE_MODE);
       giveToOwner(fd, owner);
-      let written = 0;
-      const chunks: AsyncIterable<Buffer> | Buffer[] = Buffer.isBuffer(content) ? [content] : content;
-      for await (const raw of chunks) {
-        const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
-        // Counted before it is written: past the limit, not one byte of it lands.
-        const beyond = written + chunk.length - reserved;
-        if (beyond > 0) reservation.grow(Math.min(beyond, chunk.length));
-        await writeAll(fd, chunk, written);
-        written += chunk.length;
+      let received = 0;
+      const writer = new BatchedWriter(fd);
+      try {
+        const chunks: AsyncIterable<Buffer> | Buffer[] = Buffer.isBuffer(content) ? [content] : content;
+        for await (const raw of chunks) {
+          const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
+          // Counted before it is written: past the limit, not one byte of it lands.
+          const beyond = received + chunk.length - reserved;
+          if (beyond > 0) reservation.grow(Math.min(beyond, chunk.length));
+          received += chunk.length;
+          await writer.add(chunk);
+        }
+        await writer.finish();
+      } finally {
+        // No write may still be running when the descriptor is closed and the temporary removed.
+        await writer.settle();
       }
       await fsync(fd);
       finished = fs.fstatSync(fd);
