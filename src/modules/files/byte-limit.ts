@@ -44,6 +44,9 @@ export function limitBytes(source: Readable, maxBytes: number): LimitedStream {
     },
   });
   source.on('error', (err) => counter.destroy(err));
+  // The reader sees the failure (its pipeline, `exceeded()`); one that already stopped reading (the daemon
+  // refused the write first) must not leave the 'error' unheard: that would be an uncaught exception.
+  counter.on('error', () => undefined);
   source.pipe(counter);
   return { stream: counter, exceeded: () => over, bytes: () => seen };
 }
