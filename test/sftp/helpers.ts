@@ -22,11 +22,15 @@ export const quietLogger = (problems: string[]): SftpLogger => ({
   error: (obj, msg) => problems.push(`${msg} ${String((obj as { err?: unknown }).err)}`),
 });
 
-export function useSftpHarness(database: TestDatabase, env: Record<string, string> = {}): SftpHarness {
+export function useSftpHarness(
+  database: TestDatabase,
+  env: Record<string, string> = {},
+  options: { recheckMs?: number } = {},
+): SftpHarness {
   const h = useHarness(database, env) as SftpHarness;
   beforeAll(async () => {
     h.problems = [];
-    h.sftp = await startSftpServer(h.deps, quietLogger(h.problems), { host: '127.0.0.1', port: 0 });
+    h.sftp = await startSftpServer(h.deps, quietLogger(h.problems), { host: '127.0.0.1', port: 0, ...options });
   });
   afterAll(async () => {
     await h.sftp?.stop();
