@@ -6,6 +6,8 @@ import { userWithPassword } from '../helpers/sign-in.js';
 import { eventually, loopbackAddress, scratch, sftpBatch, sftpEvents, useSftpHarness, volumeOf } from './helpers.js';
 
 /** OpenSSH's sftp client against the real SFTP server (SPEC 15): every everyday command, and what each logs. */
+const BURST = 300;
+
 describeEachDatabase('sftp operations', (database) => {
   const h = useSftpHarness(database);
 
@@ -64,14 +66,14 @@ describeEachDatabase('sftp operations', (database) => {
     expect(events.filter((e) => e.event !== 'server:sftp.rename')).toHaveLength(3);
   });
 
-  it('logs writing over an existing file as server:sftp.write, and a thousand-file burst as one entry', async () => {
+  it('logs writing over an existing file as server:sftp.write, and a 300-file burst as a handful of entries', async () => {
     const owner = await userWithPassword(h);
     const server = await h.make.server(owner.user);
     fs.writeFileSync(path.join(volumeOf(h, server), 'config.yml'), 'old: true\n');
     const local = scratch();
     fs.writeFileSync(path.join(local, 'config.yml'), 'new: true\n');
     fs.mkdirSync(path.join(local, 'many'));
-    for (let i = 0; i < 1000; i++) fs.writeFileSync(path.join(local, 'many', `f${i}.txt`), `${i}`);
+    for (let i = 0; i < BURST; i++) fs.writeFileSync(path.join(local, 'many', `f${i}.txt`), `${i}`);
 
     const result = await sftpBatch(
       h.sftp.port,
@@ -82,7 +84,7 @@ describeEachDatabase('sftp operations', (database) => {
     );
     expect(result.code).toBe(0);
     expect(fs.readFileSync(path.join(volumeOf(h, server), 'config.yml'), 'utf8')).toBe('new: true\n');
-    expect(fs.readdirSync(path.join(volumeOf(h, server), 'many'))).toHaveLength(1000);
+    expect(fs.readdirSync(path.join(volumeOf(h, server), 'many'))).toHaveLength(BURST);
 
     const events = await eventually(async () => {
       const found = await sftpEvents(h, server.id);
@@ -90,10 +92,11 @@ describeEachDatabase('sftp operations', (database) => {
     });
     expect(events.find((e) => e.event === 'server:sftp.write')?.properties).toEqual({ files: ['/config.yml'], using_sftp: true });
     const created = events.filter((e) => e.event === 'server:sftp.create');
-    // One entry per kind every few seconds: a 1000-file put is a handful of entries, never a thousand.
+    // One entry per kind every few seconds: a 300-file put is a handful of entries, never hundreds.
     expect(created.length).toBeLessThanOrEqual(5);
-    expect(created.flatMap((e) => e.properties.files as string[])).toHaveLength(1000);
-  });
+    expect(created.flatMap((e) => e.properties.files as string[])).toHaveLength(BURST);
+    // Each file opened for writing holds the volume (two transactions): 5–30 ms a file on a busy CI machine.
+  }, 60_000);
 
   it('shows the activity through the activity route with using_sftp kept out of the additional metadata', async () => {
     const owner = await userWithPassword(h);
