@@ -250,7 +250,11 @@ async function main() {
       },
       addWatcher: (serverIdentifier, index) => {
         const username = `watcher${index}`;
-        cli(service, ['user:create', '--username', username, '--email', `${username}@example.com`, '--password-stdin'], 'watcher-password-1\n');
+        cli(
+          service,
+          ['user:create', '--username', username, '--email', `${username}@example.com`, '--password-stdin'],
+          'watcher-password-1\n',
+        );
         cli(service, ['subuser:add', '--server', serverIdentifier, '--user', username, '--permissions', 'websocket.connect']);
         return { username, password: 'watcher-password-1' };
       },
@@ -261,7 +265,9 @@ async function main() {
       seconds: FAN_OUT_SECONDS,
     });
     const fan = websocketFanOut;
-    console.log(`\nConsole fan-out: ${fan.linesPerSecond} lines/s from one server to ${fan.sockets} sockets for ${fan.seconds} s`);
+    console.log(
+      `\nConsole fan-out: ${fan.linesPerSecond} lines/s from one server to ${fan.sockets} sockets for ${fan.seconds} s`,
+    );
     console.log(
       `  the server printed ${fan.printed} lines (${(fan.printed / fan.seconds).toFixed(0)}/s); delivered ${fan.delivered} line frames ` +
         `(${(fan.delivered / fan.sockets / Math.max(1, fan.printed)).toFixed(3)} of each line per socket), ${fan.droppedSockets} sockets dropped; ` +

@@ -378,12 +378,16 @@ async function servedRestore(input: ChildInput): Promise<ChildResult> {
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const db = openSqliteConnection(input.databaseUrl.replace(/^sqlite:/, ''), { readonly: true });
-  const firstValue = (query: string, param: string) => (db.prepare(query, { arrays: true }).get([param]) as unknown[] | undefined)?.[0];
+  const firstValue = (query: string, param: string) =>
+    (db.prepare(query, { arrays: true }).get([param]) as unknown[] | undefined)?.[0];
   try {
     const base = `http://127.0.0.1:${port}`;
-    for (let ready = false; !ready; ) {
+    for (let ready = false; !ready;) {
       if (proc.exitCode !== null) throw new Error(`the service exited with ${proc.exitCode}`);
-      ready = await fetch(`${base}/health`).then((r) => r.ok, () => false);
+      ready = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (!ready) await sleep(50);
     }
     // Start-up's garbage collected, as in a service that has been up a while.

@@ -42,7 +42,9 @@ async function buildService() {
     // optional native crypto and cpu-features addons a bundle cannot carry.
     external: ['better-sqlite3', 'pg', 'pg-native', 'pino', 'ssh2'],
     // Packages written as CommonJS call require(), which an ES module has only when given one.
-    banner: { js: "import { createRequire as createRequireForBundle } from 'node:module';\nconst require = createRequireForBundle(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as createRequireForBundle } from 'node:module';\nconst require = createRequireForBundle(import.meta.url);",
+    },
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -52,7 +54,10 @@ async function buildService() {
   });
   // Our sources it was built from, for bin/quetzal.js to tell whether it is still current
   // (the packages' change with package-lock.json, which it checks too).
-  const inputs = [...Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('node_modules/')), 'package-lock.json'].sort();
+  const inputs = [
+    ...Object.keys(result.metafile.inputs).filter((input) => !input.startsWith('node_modules/')),
+    'package-lock.json',
+  ].sort();
   fs.writeFileSync(path.join(tmp, 'quetzal.inputs.json'), `${JSON.stringify(inputs)}\n`);
   // Inputs first, then the bundle: a reader never sees a new bundle with old inputs.
   fs.renameSync(path.join(tmp, 'quetzal.inputs.json'), path.join(dist, 'quetzal.inputs.json'));

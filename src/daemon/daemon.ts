@@ -175,14 +175,7 @@ export interface VolumeEntry {
  * not-a-file / not-a-directory 400, too-large 400, disk-limit 409, archive 400.
  */
 export type VolumeFileErrorKind =
-  | 'invalid-path'
-  | 'not-found'
-  | 'exists'
-  | 'not-a-file'
-  | 'not-a-directory'
-  | 'too-large'
-  | 'disk-limit'
-  | 'archive';
+  'invalid-path' | 'not-found' | 'exists' | 'not-a-file' | 'not-a-directory' | 'too-large' | 'disk-limit' | 'archive';
 
 export class VolumeFileError extends Error {
   constructor(

@@ -56,7 +56,9 @@ describe('argument parsing', () => {
     const io = { stdout: (t: string) => void out.push(t), stderr: (t: string) => void err.push(t) };
     expect(await runCli(['user:create', '--username', 'x', '--bogus'], { io, env: {} })).toBe(1);
     expect(out).toEqual([]);
-    expect(err).toEqual(['quetzal: unknown option --bogus (usage: quetzal user:create --username U --email E [--admin] [--password-stdin])\n']);
+    expect(err).toEqual([
+      'quetzal: unknown option --bogus (usage: quetzal user:create --username U --email E [--admin] [--password-stdin])\n',
+    ]);
     expect(await runCli(['user:create', '--help'], { io, env: {} })).toBe(0);
     expect(out).toEqual(['usage: quetzal user:create --username U --email E [--admin] [--password-stdin]\n']);
   });
