@@ -46,6 +46,15 @@ class StandInDaemon implements Daemon {
   readonly containment = 'off';
   /** The scheduler's benchmark runs no file task. */
   readonly files = {} as Daemon['files'];
+  readonly images = {} as Daemon['images'];
+  async install(): Promise<{ exitCode: number }> {
+    return { exitCode: 0 };
+  }
+  async installLog(): Promise<string[]> {
+    return [];
+  }
+  async abortInstall(): Promise<void> {}
+  async removeServer(): Promise<void> {}
   async resources(): Promise<ServerResources> {
     return { state: 'running', memoryBytes: 0, cpuAbsolute: 0, diskBytes: 0, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };
   }

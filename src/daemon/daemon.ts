@@ -49,6 +49,81 @@ export interface DaemonServer {
    * Absent or null = SERVER_UID, shared.
    */
   readonly uidSlot?: number | null;
+  /** The image the server runs on (SPEC 16); absent or null = `host`, the machine's own /usr. */
+  readonly image?: string | null;
+  /**
+   * More environment for the server's process (SPEC 16): STARTUP, SERVER_MEMORY,
+   * SERVER_IP, SERVER_PORT, P_SERVER_LOCATION and the egg's variables, filled
+   * in by the panel. It cannot replace HOME, PATH, USER or P_SERVER_UUID.
+   */
+  readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * The egg's `config.startup.done`: the state stays `starting` until a console
+   * line contains one of these, then `running`. Absent or empty = `running` as
+   * soon as the process is up (today's behaviour).
+   */
+  readonly doneLines?: readonly string[];
+  /** Files the daemon edits in the volume before every start (the egg's `config.files`, values filled in). */
+  readonly configFiles?: readonly ConfigFileEdit[];
+}
+
+/** Wings' configuration file parsers (SPEC 16). */
+export type ConfigFileParser = 'properties' | 'yaml' | 'json' | 'ini' | 'xml' | 'file';
+
+/**
+ * One file an egg's `config.files` edits at every start. `find` maps a key
+ * (a dotted path for yaml/json, `section.key` for ini, an XPath-like path for
+ * xml, the line's start for `file`) to its value, already filled in from the
+ * server's allocation and variables by the panel.
+ */
+export interface ConfigFileEdit {
+  /** Relative to the volume. */
+  readonly file: string;
+  readonly parser: ConfigFileParser;
+  readonly find: Readonly<Record<string, string>>;
+}
+
+/** What an install runs (SPEC 16): the egg's `scripts.installation`, in an installer box of its own. */
+export interface InstallScript {
+  readonly script: string;
+  /** The image to run it on: the egg's `container`, as an image name (`host` when none of that name exists). */
+  readonly image: string;
+  /** The shell that runs the script: `bash`, `ash` or `sh`. */
+  readonly entrypoint: string;
+  /** The server's environment (variables, SERVER_MEMORY...) for the script. */
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+export interface InstallOutcome {
+  readonly exitCode: number;
+  /** Set when the install did not run to its end: why (a missing image, the box failed to start...). */
+  readonly error?: string;
+}
+
+/** An image on the node (SPEC 16). */
+export interface ImageInfo {
+  readonly name: string;
+  /** Bytes of its root filesystem on disk (0 for `host`). */
+  readonly sizeBytes: number;
+  readonly source: 'host' | 'build' | 'import';
+  readonly createdAt: number;
+}
+
+/** The node's images (SPEC 16): read-only root filesystems that servers share. `host` always exists. */
+export interface DaemonImages {
+  list(): Promise<ImageInfo[]>;
+  /** null when no image of that name exists. */
+  get(name: string): Promise<ImageInfo | null>;
+  /** Builds (or rebuilds, swapped in atomically) an image from Debian's packages; `onLine` gets the build's output. */
+  build(
+    name: string,
+    options: { packages: readonly string[]; suite?: string },
+    onLine?: (line: string) => void,
+  ): Promise<ImageInfo>;
+  /** Imports a `docker save` or OCI archive as an image (replacing one of that name atomically). */
+  import(name: string, archivePath: string, onLine?: (line: string) => void): Promise<ImageInfo>;
+  /** Removes an image; the caller has checked no server uses it. `host` cannot be removed. */
+  remove(name: string): Promise<void>;
 }
 
 /** What `GET /resources` reports (SPEC 10): measured, not made up; 0 where the machine cannot tell. */
@@ -124,6 +199,21 @@ export interface Daemon {
   deleteBackup(server: DaemonServer, backupUuid: string): Promise<void>;
   /** A server's files (SPEC 15): every file route, SFTP session and install goes through it. */
   readonly files: DaemonFiles;
+  /** The node's images (SPEC 16). */
+  readonly images: DaemonImages;
+  /**
+   * Runs an install script against the server's volume (at `/mnt/server`) in an
+   * installer box of its own, with outbound network (SPEC 16). `onLine` gets each
+   * output line; the output is kept in the server's install log too. Resolves
+   * with the script's exit code once it ended; the server must not be running.
+   */
+  install(server: DaemonServer, script: InstallScript, onLine: (line: string) => void): Promise<InstallOutcome>;
+  /** Up to the last `lines` lines of the server's latest install, oldest first. */
+  installLog(server: DaemonServer, lines: number): Promise<string[]>;
+  /** Ends an install of this server still running on the node (after a crash of the service); resolves once none runs. */
+  abortInstall(server: DaemonServer): Promise<void>;
+  /** Removes everything the node keeps for the server: volume, console and install logs, network; it must not be running. */
+  removeServer(server: DaemonServer): Promise<void>;
   /** Deletes paths relative to the volume; never anything outside it. */
   deleteFiles(server: DaemonServer, paths: string[]): Promise<void>;
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void;

@@ -12,6 +12,7 @@ import { serverLimitsMigration } from './migrations/006_server_limits.js';
 import { passwordsSessionsMigration } from './migrations/007_passwords_sessions.js';
 import { allocationsMigration } from './migrations/008_allocations.js';
 import { serverUidInodesMigration } from './migrations/009_server_uid_inodes.js';
+import { eggsMigration } from './migrations/010_eggs.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -25,6 +26,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '007_passwords_sessions': passwordsSessionsMigration(handle.dialect),
     '008_allocations': allocationsMigration(handle.dialect),
     '009_server_uid_inodes': serverUidInodesMigration(handle.dialect),
+    '010_eggs': eggsMigration(handle.dialect),
   };
 }
 

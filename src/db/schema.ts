@@ -70,6 +70,62 @@ export interface ServerTable {
   /** Migration 008 (SPEC 13): the primary allocation (SERVER_IP/SERVER_PORT), and how many allocations its users may hold. */
   allocation_id: ColumnType<number | null, number | null | undefined, number | null>;
   allocation_limit: Generated<number>;
+  /** Migration 010 (SPEC 16): the egg (null = none, a plain startup command), the image (null = `host`), a description. */
+  egg_id: ColumnType<number | null, number | null | undefined, number | null>;
+  image: ColumnType<string | null, string | null | undefined, string | null>;
+  description: Generated<string>;
+}
+
+/**
+ * An imported egg (migration 010, SPEC 16). JSON members are text, as the egg
+ * file had them: `docker_images` an object of display name → image name,
+ * `config_startup` `{done: string | string[]}`, `config_files` Wings' object
+ * of file → {parser, find}, `file_denylist` and `features` arrays.
+ */
+export interface EggTable {
+  id: Id;
+  uuid: string;
+  name: string;
+  author: ColumnType<string, string | undefined, string>;
+  description: ColumnType<string, string | undefined, string>;
+  docker_images: string;
+  startup: string;
+  config_stop: string | null;
+  config_startup: string;
+  config_files: string;
+  file_denylist: string;
+  features: string;
+  script_install: ColumnType<string, string | undefined, string>;
+  script_container: ColumnType<string, string | undefined, string>;
+  script_entrypoint: ColumnType<string, string | undefined, string>;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** One variable of an egg (migration 010): `rules` is Laravel's pipe-separated list (SPEC 16's subset). */
+export interface EggVariableTable {
+  id: Id;
+  egg_id: number;
+  sort: ColumnType<number, number | undefined, number>;
+  name: string;
+  description: ColumnType<string, string | undefined, string>;
+  env_variable: string;
+  default_value: ColumnType<string, string | undefined, string>;
+  user_viewable: Flag;
+  user_editable: Flag;
+  rules: ColumnType<string, string | undefined, string>;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** A server's own value of an egg variable (migration 010); absent = the variable's default. */
+export interface ServerVariableTable {
+  id: Id;
+  server_id: number;
+  variable_id: number;
+  variable_value: string;
+  created_at: Millis;
+  updated_at: Millis;
 }
 
 /** An address and port players reach a server on (migration 008, SPEC 13); free while `server_id` is null. */
@@ -260,6 +316,9 @@ export interface Tables {
   sessions: SessionTable;
   login_attempts: LoginAttemptTable;
   allocations: AllocationTable;
+  eggs: EggTable;
+  egg_variables: EggVariableTable;
+  server_variables: ServerVariableTable;
 }
 
 /** A user as the rest of the code sees one: the password hash never travels with it. */
@@ -281,5 +340,10 @@ export type BackupRestoreRow = Selectable<BackupRestoreTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type AllocationRow = Selectable<AllocationTable>;
 export type NewAllocation = Insertable<AllocationTable>;
+export type EggRow = Selectable<EggTable>;
+export type NewEgg = Insertable<EggTable>;
+export type EggVariableRow = Selectable<EggVariableTable>;
+export type NewEggVariable = Insertable<EggVariableTable>;
+export type ServerVariableRow = Selectable<ServerVariableTable>;
 export type ActivityLogRow = Selectable<ActivityLogTable>;
 export type NewActivityLog = Insertable<ActivityLogTable>;

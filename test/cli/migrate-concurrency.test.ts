@@ -37,6 +37,7 @@ describeEachDialect('migrating one fresh database from several processes at once
         '007_passwords_sessions',
         '008_allocations',
         '009_server_uid_inodes',
+        '010_eggs',
       ]);
     }
   }, 60_000);

@@ -7,6 +7,8 @@ import {
   type BackupArchive,
   type Daemon,
   type DaemonServer,
+  type InstallOutcome,
+  type InstallScript,
   type PowerSignal,
   type ServerResources,
   type ServerState,
@@ -27,6 +29,8 @@ import { UsageSampler } from './resources/usage-sampler.js';
 import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { LocalFiles } from './files/local-files.js';
+import { LocalImages } from './images/local-images.js';
+import { LocalInstaller } from './install/local-installer.js';
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
@@ -68,6 +72,9 @@ export class LocalDaemon implements Daemon {
   private readonly diskLimitListeners = new Set<(serverUuid: string) => void>();
   /** A server's files (SPEC 15): the routes', SFTP's and installs' one way into a volume. */
   readonly files: LocalFiles;
+  /** The node's images (SPEC 16), under `DATA_DIR/images`. */
+  readonly images: LocalImages;
+  private readonly installer: LocalInstaller;
   private readonly logger: NonNullable<ConstructorParameters<typeof ProcessSupervisor>[0]['logger']>;
 
   constructor(
@@ -104,6 +111,8 @@ export class LocalDaemon implements Daemon {
       ownerOf: (server) => this.volumeOwner(server),
       volumeUsage: (server) => this.volumeUsage(server, 0),
     });
+    this.images = new LocalImages(path.join(dataDir, 'images'));
+    this.installer = new LocalInstaller();
     this.usage = new UsageSampler({
       onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not read a server's usage"),
     });
@@ -469,6 +478,22 @@ export class LocalDaemon implements Daemon {
 
   async deleteFiles(server: DaemonServer, paths: string[]): Promise<void> {
     await this.files.delete(server, paths);
+  }
+
+  install(server: DaemonServer, script: InstallScript, onLine: (line: string) => void): Promise<InstallOutcome> {
+    return this.installer.install(server, script, onLine);
+  }
+
+  installLog(server: DaemonServer, lines: number): Promise<string[]> {
+    return this.installer.log(server, lines);
+  }
+
+  abortInstall(server: DaemonServer): Promise<void> {
+    return this.installer.abort(server);
+  }
+
+  async removeServer(_server: DaemonServer): Promise<void> {
+    throw new DaemonError('removing servers is not supported yet');
   }
 
   /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */

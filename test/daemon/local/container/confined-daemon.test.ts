@@ -404,10 +404,12 @@ describe('a uid of its own per server (SERVER_UID_RANGE)', () => {
   it('a server given without its slot (a partial row) keeps the uid its volume was given, never the shared SERVER_UID', async () => {
     const { daemon } = await confinedDaemon(undefined, range);
     const target = withSlot(4, 'id -u > uid.txt; exec sleep 1000');
+    const volume = daemon.volumeDir(target.uuid);
     await daemon.power(target, 'start');
+    // The first start gives the volume its uid; wait for the probe so the kill cannot land before it wrote.
+    await eventually(() => written(path.join(volume, 'uid.txt')), 5_000, 'the first probe wrote its uid');
     await daemon.power(target, 'kill');
     const { uidSlot: _slot, ...partial } = target;
-    const volume = daemon.volumeDir(target.uuid);
     fs.rmSync(path.join(volume, 'uid.txt'));
     await daemon.power(partial, 'start');
     await eventually(() => written(path.join(volume, 'uid.txt')), 5_000, 'the probe wrote its uid');
