@@ -22,6 +22,10 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'allocation:list': async () => (await import('./allocation-list.js')).command,
   'allocation:remove': async () => (await import('./allocation-remove.js')).command,
   'servers:stop': async () => (await import('./servers-stop.js')).command,
+  'image:build': async () => (await import('./image-build.js')).command,
+  'image:import': async () => (await import('./image-import.js')).command,
+  'image:list': async () => (await import('./image-list.js')).command,
+  'image:remove': async () => (await import('./image-remove.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {

@@ -30,6 +30,7 @@ import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { LocalFiles } from './files/local-files.js';
 import { LocalImages } from './images/local-images.js';
+import { bundleRootPaths } from './container/bundle.js';
 import { LocalInstaller } from './install/local-installer.js';
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
@@ -90,6 +91,8 @@ export class LocalDaemon implements Daemon {
       serversOnShutdown?: 'keep' | 'stop';
       /** How often running servers' volumes are measured against their limits (default 10 s). */
       diskWatchIntervalMs?: number;
+      /** How long a replaced image version is kept at least (default 60 s; images/local-images.ts). */
+      imageSweepGraceMs?: number;
     } = {},
   ) {
     this.paths = localDaemonPaths(dataDir);
@@ -97,10 +100,14 @@ export class LocalDaemon implements Daemon {
     this.serversOnShutdown = opts.serversOnShutdown ?? 'stop';
     const logger = opts.logger ?? silentLogger;
     this.logger = logger;
+    this.images = new LocalImages(path.join(dataDir, 'images'), {
+      inUseRoots: () => bundleRootPaths(this.paths.run),
+      ...(opts.imageSweepGraceMs !== undefined ? { sweepGraceMs: opts.imageSweepGraceMs } : {}),
+    });
     this.processes = new ProcessSupervisor({
       logDir: this.paths.logs,
       runDir: this.paths.run,
-      ...(this.containers ? { launcher: new ContainerLauncher(this.containers, this.paths.run, logger) } : {}),
+      ...(this.containers ? { launcher: new ContainerLauncher(this.containers, this.paths.run, logger, this.images) } : {}),
       ...(opts.stopGraceMs !== undefined ? { stopGraceMs: opts.stopGraceMs } : {}),
       ...(opts.consoleLogBytes !== undefined ? { consoleLogBytes: opts.consoleLogBytes } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
@@ -111,7 +118,6 @@ export class LocalDaemon implements Daemon {
       ownerOf: (server) => this.volumeOwner(server),
       volumeUsage: (server) => this.volumeUsage(server, 0),
     });
-    this.images = new LocalImages(path.join(dataDir, 'images'));
     this.installer = new LocalInstaller();
     this.usage = new UsageSampler({
       onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not read a server's usage"),
@@ -142,6 +148,8 @@ export class LocalDaemon implements Daemon {
     await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
     await this.processes.reapOrphans();
     await sweepStaleStaging(this.paths.volumes); // decompresses a crash cut short (files/decompress.ts)
+    // Image versions no box uses, builds and imports a killed process left (images/image-store.ts).
+    await this.images.sweep().catch((err: unknown) => this.logger.warn({ err }, 'could not sweep the images folder'));
   }
 
   volumeDir(serverUuid: string): string {
@@ -162,6 +170,7 @@ export class LocalDaemon implements Daemon {
       ...(server.limits ? { limits: server.limits } : {}),
       ...(server.allocations ? { allocations: server.allocations } : {}),
       ...(uid !== undefined ? { uid } : {}),
+      ...(server.image !== undefined ? { image: server.image } : {}),
     };
   }
 
@@ -345,6 +354,7 @@ export class LocalDaemon implements Daemon {
   }
 
   async assertStartable(server: DaemonServer): Promise<void> {
+    await this.images.assertRunnable(server.image, this.containers !== null);
     await this.refuseOverDiskLimit(server, 'starting it');
   }
 

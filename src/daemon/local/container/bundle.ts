@@ -51,12 +51,39 @@ export async function writeBundle(paths: BundlePaths, spec: Record<string, unkno
   // 0755: after pivot_root, the server's uid walks from this folder to /home/container.
   await fs.mkdir(paths.rootfs, { mode: 0o755 });
   await fs.chmod(paths.rootfs, 0o755);
-  for (const dir of host.systemDirs) {
+  // On an image (root.path absolute) this empty root is unused: the image has its own links.
+  const onHost = (spec.root as { path?: unknown } | undefined)?.path === 'rootfs';
+  for (const dir of onHost ? host.systemDirs : []) {
     if (dir.kind === 'symlink') await fs.symlink(dir.target, path.join(paths.rootfs, dir.path));
   }
   const temporary = `${paths.config}.${randomBytes(4).toString('hex')}.tmp`;
   await fs.writeFile(temporary, `${JSON.stringify(spec, null, 2)}\n`, { mode: 0o600 });
   await fs.rename(temporary, paths.config);
+}
+
+/**
+ * The root paths (absolute) that the bundles under `runDir` name: a box's
+ * (`containers/<uuid>/config.json`) or any other kind's laid out the same way
+ * (`<kind>/<id>/config.json`, e.g. an installer box's). An image version one
+ * of them names is in use and must stay (images/local-images.ts). A bundle
+ * being written is named by its temporary file too, so none is missed.
+ */
+export async function bundleRootPaths(runDir: string): Promise<string[]> {
+  const roots: string[] = [];
+  for (const kind of await fs.readdir(runDir).catch(() => [] as string[])) {
+    for (const id of await fs.readdir(path.join(runDir, kind)).catch(() => [] as string[])) {
+      const dir = path.join(runDir, kind, id);
+      const files = (await fs.readdir(dir).catch(() => [] as string[])).filter((f) => f.startsWith('config.json'));
+      for (const file of files) {
+        const root = await fs
+          .readFile(path.join(dir, file), 'utf8')
+          .then((text) => (JSON.parse(text) as { root?: { path?: unknown } }).root?.path)
+          .catch(() => undefined);
+        if (typeof root === 'string') roots.push(path.resolve(dir, root));
+      }
+    }
+  }
+  return roots;
 }
 
 /** Removes the bundle; only once runc has deleted the container (see the module's comment). */

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { ServerLimits } from '../../daemon.js';
+import { DaemonError, type ServerLimits } from '../../daemon.js';
 import { setAsideConsoleLog } from '../process/console-log.js';
 import type { ConsoleLogTarget, LaunchTarget, LaunchedProcess, ServerLauncher, UsageSample } from '../process/launcher.js';
 import { leaderStatus, type RecordedGroup } from '../process/process-group.js';
@@ -22,10 +22,19 @@ import type { ContainerRuntime } from './container-runtime.js';
 import { containerId, defaultCgroupsPath, type ContainerLimits } from './container-spec.js';
 import { openContainerStdin, removeServerContainer, startServerContainer, watchAdoptedContainer } from './server-container.js';
 import { allocationEnv } from '../network/allocation-env.js';
+import { HOST_IMAGE } from '../images/local-images.js';
 
 /** SPEC 10: a fork bomb stops here unless the server says otherwise. */
 export const DEFAULT_PIDS_LIMIT = 512;
 const CONTAINER_PREFIX = 'quetzal-';
+
+/** What the launcher needs of the node's images (images/local-images.ts `LocalImages`). */
+export interface ImageRoots {
+  /** The image's current root file system, null for `host`; DaemonError when no image has that name. */
+  rootfsOf(name: string | null | undefined): Promise<string | null>;
+  /** Removes image versions no box uses any more (after a release). */
+  sweep(): Promise<void>;
+}
 
 export class ContainerLauncher implements ServerLauncher {
   readonly confined = true;
@@ -34,6 +43,7 @@ export class ContainerLauncher implements ServerLauncher {
     private readonly runtime: ContainerRuntime,
     private readonly runDir: string,
     private readonly log: ProcessLogger,
+    private readonly images: ImageRoots | null = null,
   ) {}
 
   async launch(target: LaunchTarget, startup: string, log: ConsoleLogTarget): Promise<LaunchedProcess> {
@@ -43,6 +53,10 @@ export class ContainerLauncher implements ServerLauncher {
       this.log.warn({ serverUuid: target.uuid }, "removing the server's previous container before starting it again");
       await removeServerContainer(runc, this.runDir, target.uuid);
     }
+    // Resolved before anything is made: a missing image refuses the start with nothing to undo.
+    const imageRootfs = (await this.images?.rootfsOf(target.image)) ?? null;
+    if (imageRootfs === null && target.image != null && target.image !== HOST_IMAGE)
+      throw new DaemonError(`no image named ${target.image} on this node`);
     await setAsideConsoleLog(log.path);
     // Its own network first (SPEC 13): the container enters the namespace at its start.
     const { network } = this.runtime;
@@ -65,6 +79,7 @@ export class ContainerLauncher implements ServerLauncher {
         extraEnv: allocationEnv(target.allocations),
         networkNamespace: attached.namespacePath,
         resolvConf: network.resolvConf,
+        ...(imageRootfs !== null ? { imageRootfs } : {}),
       },
       { conmon: this.runtime.conmon, logPath: log.path, logSizeMax: log.maxBytes },
     ).catch(async (err: unknown) => {
@@ -111,6 +126,8 @@ export class ContainerLauncher implements ServerLauncher {
       .catch((err: unknown) =>
         this.log.error({ err, serverUuid }, "could not remove the server's network; the next start's sweep will"),
       );
+    // The bundle is gone: an image version it named may be unused now. Not awaited: the stop does not wait for it.
+    this.images?.sweep().catch((err: unknown) => this.log.warn({ err, serverUuid }, 'could not remove unused image versions'));
     return { outOfMemory };
   }
 

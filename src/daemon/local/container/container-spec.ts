@@ -119,6 +119,12 @@ export interface ContainerOptions {
   readonly networkNamespace?: string;
   /** A resolv.conf bound over the container's /etc/resolv.conf (one its own network can reach). */
   readonly resolvConf?: string;
+  /**
+   * The image's root file system (SPEC 16: an absolute path, shared read-only
+   * by every box on that image, its mount points made at build time); absent =
+   * `host`: the bundle's empty `rootfs/` with the host's system folders bound in.
+   */
+  readonly imageRootfs?: string;
 }
 
 /** Container ids are runc's `[\w+.-]`; a uuid (or any safe name) becomes `quetzal-<uuid>`. */
@@ -137,9 +143,12 @@ export function containerSpec(options: ContainerOptions): Record<string, unknown
   assertValidLimits(limits);
   if (!path.isAbsolute(options.volumeDir)) throw new Error(`the volume folder must be an absolute path: ${options.volumeDir}`);
   const nofile = Math.min(NOFILE_LIMIT, host.nofileHardLimit);
+  const image = options.imageRootfs;
+  if (image !== undefined && !path.isAbsolute(image)) throw new Error(`an image's root must be an absolute path: ${image}`);
   return {
     ociVersion: '1.0.2',
-    root: { path: 'rootfs', readonly: true },
+    // Read-only either way: runc remounts it so in the box's own mount namespace; the image's folder stays as it is.
+    root: { path: image ?? 'rootfs', readonly: true },
     hostname: options.serverUuid.slice(0, 63),
     process: {
       terminal: false,
@@ -158,7 +167,8 @@ export function containerSpec(options: ContainerOptions): Record<string, unknown
     },
     mounts: [
       ...kernelMounts(options.tmpMiB ?? DEFAULT_TMP_MIB),
-      ...systemMounts(host),
+      // On an image nothing of the host's system is bound in, so no host path can show: nothing to mask either.
+      ...(image === undefined ? systemMounts(host) : []),
       ...resolverMount(options.resolvConf),
       volumeMount(options.volumeDir),
     ],
@@ -174,7 +184,7 @@ export function containerSpec(options: ContainerOptions): Record<string, unknown
       ],
       cgroupsPath: options.cgroupsPath,
       resources: resources(limits, host.swapLimit),
-      maskedPaths: [...MASKED_PATHS, ...maskedHostPaths(options.hiddenPaths, host.systemDirs)],
+      maskedPaths: [...MASKED_PATHS, ...(image === undefined ? maskedHostPaths(options.hiddenPaths, host.systemDirs) : [])],
       readonlyPaths: READONLY_PATHS,
       // An allowlist of system calls (seccomp-profile.ts): no new namespaces, ptrace, pidfd_getfd, keyctl, bpf, mount...
       seccomp: seccompProfile(),

@@ -21,6 +21,8 @@ export interface LaunchTarget {
   readonly allocations?: readonly ServerAllocation[];
   /** The uid and gid a confined server runs as (its own, SPEC 10); absent = SERVER_UID. */
   readonly uid?: number;
+  /** The image a confined server's box runs on (SPEC 16); absent or null = `host`. */
+  readonly image?: string | null;
 }
 
 export interface ProcessExit {

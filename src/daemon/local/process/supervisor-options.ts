@@ -22,6 +22,8 @@ export interface SupervisedServer {
   readonly allocations?: readonly ServerAllocation[];
   /** The uid and gid a confining launcher runs it as (its own, SPEC 10); absent = SERVER_UID. */
   readonly uid?: number;
+  /** The image a confining launcher runs it on (SPEC 16); absent or null = `host`. */
+  readonly image?: string | null;
 }
 
 export interface ProcessSupervisorOptions {

@@ -1,0 +1,36 @@
+import { CliError, requireOption, type CliCommand } from '../command.js';
+import { imageCommandError } from './image-errors.js';
+
+/**
+ * `image:remove --name N` (SPEC 16, CONTRACT.md): refused while any server is
+ * set to run on it (servers.image = N, running or not) and for `host`. A box
+ * still running on it (a server moved to another image since its start) keeps
+ * its version until it stops (docs/IMAGES.md).
+ */
+export const command: CliCommand = {
+  name: 'image:remove',
+  usage: '--name NAME',
+  valueOptions: ['name'],
+  async run(ctx, options) {
+    const name = requireOption(options, 'name');
+    const users = await ctx.database.db
+      .selectFrom('servers')
+      .select(['uuid'])
+      .where('image', '=', name)
+      .orderBy('id')
+      .limit(3)
+      .execute();
+    if (users.length > 0) {
+      const named = users.map((row) => row.uuid).join(', ');
+      throw new CliError(
+        `the image ${name} is used by server${users.length > 1 ? 's' : ''} ${named}${users.length === 3 ? ', ...' : ''}`,
+      );
+    }
+    try {
+      await ctx.daemon.images.remove(name);
+    } catch (err) {
+      throw imageCommandError(err);
+    }
+    return { removed: true };
+  },
+};
