@@ -21,7 +21,7 @@ import { liveConmonPid } from './conmon.js';
 import type { ContainerRuntime } from './container-runtime.js';
 import { containerId, defaultCgroupsPath, type ContainerLimits } from './container-spec.js';
 import { openContainerStdin, removeServerContainer, startServerContainer, watchAdoptedContainer } from './server-container.js';
-import { allocationEnv } from '../network/allocation-env.js';
+import { serverExtraEnv } from '../process/server-env.js';
 
 /** SPEC 10: a fork bomb stops here unless the server says otherwise. */
 export const DEFAULT_PIDS_LIMIT = 512;
@@ -62,7 +62,7 @@ export class ContainerLauncher implements ServerLauncher {
         hiddenPaths: this.runtime.hiddenPaths,
         host: this.runtime.host,
         serviceEnv: process.env,
-        extraEnv: allocationEnv(target.allocations),
+        extraEnv: serverExtraEnv(target.allocations, target.environment),
         networkNamespace: attached.namespacePath,
         resolvConf: network.resolvConf,
       },

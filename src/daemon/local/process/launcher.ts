@@ -21,6 +21,8 @@ export interface LaunchTarget {
   readonly allocations?: readonly ServerAllocation[];
   /** The uid and gid a confined server runs as (its own, SPEC 10); absent = SERVER_UID. */
   readonly uid?: number;
+  /** More environment from the panel (SPEC 16, server-env.ts); it never replaces HOME, PATH, USER or P_SERVER_UUID. */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 export interface ProcessExit {
