@@ -29,6 +29,7 @@ import { UsageSampler } from './resources/usage-sampler.js';
 import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
 import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { LocalFiles } from './files/local-files.js';
+import { runtimeOptions } from './config-files/runtime-options.js';
 import { LocalImages } from './images/local-images.js';
 import { bundleRootPaths } from './container/bundle.js';
 import { LocalInstaller } from './install/local-installer.js';
@@ -108,6 +109,7 @@ export class LocalDaemon implements Daemon {
       logDir: this.paths.logs,
       runDir: this.paths.run,
       ...(this.containers ? { launcher: new ContainerLauncher(this.containers, this.paths.run, logger, this.images) } : {}),
+      watchConsole: (serverUuid, onLine) => this.consoleTails().watch(serverUuid, onLine),
       ...(opts.stopGraceMs !== undefined ? { stopGraceMs: opts.stopGraceMs } : {}),
       ...(opts.consoleLogBytes !== undefined ? { consoleLogBytes: opts.consoleLogBytes } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
@@ -171,6 +173,7 @@ export class LocalDaemon implements Daemon {
       ...(server.allocations ? { allocations: server.allocations } : {}),
       ...(uid !== undefined ? { uid } : {}),
       ...(server.image !== undefined ? { image: server.image } : {}),
+      ...runtimeOptions(server, this.files, path.join(this.paths.logs, `${server.uuid}.log`), this.logger),
     };
   }
 

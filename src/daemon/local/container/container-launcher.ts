@@ -21,8 +21,8 @@ import { liveConmonPid } from './conmon.js';
 import type { ContainerRuntime } from './container-runtime.js';
 import { containerId, defaultCgroupsPath, type ContainerLimits } from './container-spec.js';
 import { openContainerStdin, removeServerContainer, startServerContainer, watchAdoptedContainer } from './server-container.js';
-import { allocationEnv } from '../network/allocation-env.js';
 import { HOST_IMAGE } from '../images/local-images.js';
+import { serverExtraEnv } from '../process/server-env.js';
 
 /** SPEC 10: a fork bomb stops here unless the server says otherwise. */
 export const DEFAULT_PIDS_LIMIT = 512;
@@ -76,7 +76,7 @@ export class ContainerLauncher implements ServerLauncher {
         hiddenPaths: this.runtime.hiddenPaths,
         host: this.runtime.host,
         serviceEnv: process.env,
-        extraEnv: allocationEnv(target.allocations),
+        extraEnv: serverExtraEnv(target.allocations, target.environment),
         networkNamespace: attached.namespacePath,
         resolvConf: network.resolvConf,
         ...(imageRootfs !== null ? { imageRootfs } : {}),

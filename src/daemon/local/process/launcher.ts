@@ -23,6 +23,8 @@ export interface LaunchTarget {
   readonly uid?: number;
   /** The image a confined server's box runs on (SPEC 16); absent or null = `host`. */
   readonly image?: string | null;
+  /** More environment from the panel (SPEC 16, server-env.ts); it never replaces HOME, PATH, USER or P_SERVER_UUID. */
+  readonly environment?: Readonly<Record<string, string>>;
 }
 
 export interface ProcessExit {

@@ -2,6 +2,7 @@
 import type { Writable } from 'node:stream';
 import type { ServerState } from '../../daemon.js';
 import { REAP_KILL_WAIT_MS, groupAlive, signalRecorded, type RecordedGroup } from './process-group.js';
+import type { DoneWatch } from './done-lines.js';
 import { stopRequest } from './stop-request.js';
 import type { ProcessLogger, SupervisedServer } from './supervisor-options.js';
 import { pollDelay, sleep } from './waiting.js';
@@ -35,6 +36,8 @@ export interface ManagedProcess {
   stopLogRotation: () => void;
   /** When the group was last SIGKILLed: from then on, waiting for it to vanish is bounded. */
   killedAt: number | undefined;
+  /** While `starting`: the watch for the server's done line (done-lines.ts); cancelled at the exit. */
+  doneWatch?: DoneWatch;
 }
 
 export function requestStop(proc: ManagedProcess, stopCommand: string | null): void {

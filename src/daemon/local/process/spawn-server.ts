@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { noop } from './helpers.js';
 import type { LaunchTarget } from './launcher.js';
-import { allocationEnv } from '../network/allocation-env.js';
+import { serverExtraEnv } from './server-env.js';
 
 /**
  * The environment a server process gets: only what a command needs to be found
@@ -34,7 +34,8 @@ export function spawnServerProcess(
     cwd: target.volumeDir,
     detached: true,
     stdio: [stdinFd ?? 'pipe', logFd, logFd],
-    env: { ...serverEnvironment(target.uuid), ...allocationEnv(target.allocations) },
+    // The panel's variables over the inherited ones; serverExtraEnv never carries PATH, HOME, USER or P_SERVER_UUID.
+    env: { ...serverEnvironment(target.uuid), ...serverExtraEnv(target.allocations, target.environment) },
   });
 }
 

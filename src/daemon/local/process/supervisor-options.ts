@@ -24,6 +24,15 @@ export interface SupervisedServer {
   readonly uid?: number;
   /** The image a confining launcher runs it on (SPEC 16); absent or null = `host`. */
   readonly image?: string | null;
+  /** More environment for the process (SPEC 16, server-env.ts). */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** `starting` until the console prints one of these (done-lines.ts); absent or empty = `running` once spawned. */
+  readonly doneLines?: readonly string[];
+  /**
+   * Runs before each spawn, under the server's claim (after a restart's stop):
+   * the egg's config files (SPEC 16). A failure fails the start; it should not throw.
+   */
+  readonly beforeLaunch?: () => Promise<void>;
 }
 
 export interface ProcessSupervisorOptions {
@@ -40,7 +49,12 @@ export interface ProcessSupervisorOptions {
   logger?: ProcessLogger;
   /** How processes are run: a plain process group (the default) or a container (SPEC 10). */
   launcher?: ServerLauncher;
+  /** Follows a server's console for its done lines (the daemon's shared console tails); default: tails of its own. */
+  watchConsole?: ConsoleWatch;
 }
+
+/** Follows a server's console: `onLine` gets each line printed from now on; the result stops following. */
+export type ConsoleWatch = (serverUuid: string, onLine: (line: string) => void) => () => void;
 
 export type StateListener = (serverUuid: string, state: ServerState) => void;
 

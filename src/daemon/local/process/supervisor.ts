@@ -4,6 +4,7 @@ import type { ServerState } from '../../daemon.js';
 import { consoleBacklog, queueConsoleLine } from './console.js';
 import { DEFAULT_CONSOLE_LOG_BYTES, DEFAULT_CONSOLE_LOG_CHECK_MS } from './console-log.js';
 import { NoStartupCommandError, ServerNotRunningError, shuttingDown, startFailure } from './errors.js';
+import { DoneLines, type DoneWatch } from './done-lines.js';
 import { ForeignProcesses } from './foreign-processes.js';
 import { noop } from './helpers.js';
 import { GroupLauncher } from './group-launcher.js';
@@ -20,6 +21,7 @@ import {
 import { reapOrphans } from './orphans.js';
 import { PidFiles, type Claim } from './pid-files.js';
 import { PowerQueue } from './power-queue.js';
+import { OutOfMemoryReports } from './out-of-memory.js';
 import { readProcStatSync } from './proc.js';
 import { groupAlive } from './process-group.js';
 import { isSpawned, type PidFileContents } from './pid-record.js';
@@ -39,8 +41,7 @@ export { ConsoleBusyError, NoStartupCommandError, ServerNotRunningError } from '
 export type { ProcessLogger, ProcessSupervisorOptions, StateListener, SupervisedServer } from './supervisor-options.js';
 export type { ServerLauncher, UsageSample } from './launcher.js';
 
-/** The console line a server killed by the kernel's OOM killer leaves in its log (SPEC 10). */
-export const OUT_OF_MEMORY_LINE = 'server killed: out of memory';
+export { OUT_OF_MEMORY_LINE } from './out-of-memory.js';
 
 /**
  * The local daemon's process supervisor (SPEC 7): one child process per server
@@ -113,7 +114,8 @@ export class ProcessSupervisor {
   private readonly events: StateEvents;
   private readonly foreign: ForeignProcesses;
   private readonly launcher: ServerLauncher;
-  private readonly outOfMemoryListeners = new Set<(serverUuid: string) => void>();
+  private readonly outOfMemory: OutOfMemoryReports;
+  private readonly doneLines: DoneLines;
   private closing = false;
 
   constructor(options: ProcessSupervisorOptions) {
@@ -126,7 +128,16 @@ export class ProcessSupervisor {
     this.launcher = options.launcher ?? new GroupLauncher(this.runDir, this.log);
     this.pidFiles = new PidFiles(this.runDir, this.log);
     this.events = new StateEvents(this.log);
-    this.foreign = new ForeignProcesses(this.pidFiles, this.events, this.stopGraceMs, this.log, (uuid) => this.state(uuid), this.launcher);
+    this.outOfMemory = new OutOfMemoryReports(this.log);
+    this.doneLines = new DoneLines(this.logDir, options.watchConsole);
+    this.foreign = new ForeignProcesses(
+      this.pidFiles,
+      this.events,
+      this.stopGraceMs,
+      this.log,
+      (uuid) => this.state(uuid),
+      this.launcher,
+    );
   }
 
   /**
@@ -177,8 +188,7 @@ export class ProcessSupervisor {
 
   /** Told when the kernel killed one of our servers for using more memory than its limit (SPEC 10). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void {
-    this.outOfMemoryListeners.add(listener);
-    return () => this.outOfMemoryListeners.delete(listener);
+    return this.outOfMemory.subscribe(listener);
   }
 
   /** Resolves once the process has spawned; a no-op when it is already running, here or under another instance. */
@@ -268,7 +278,9 @@ export class ProcessSupervisor {
    * is owned by a live instance. Processes of live instances are left alone.
    */
   async reapOrphans(): Promise<void> {
-    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) => this.adopt(serverUuid, found));
+    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) =>
+      this.adopt(serverUuid, found),
+    );
     // What no pid file accounts for: a crash between starting a container and writing its pid file.
     await this.launcher.sweep((serverUuid) => this.processes.has(serverUuid) || this.pidFiles.readSync(serverUuid) !== null);
   }
@@ -280,7 +292,9 @@ export class ProcessSupervisor {
    */
   private leave(serverUuid: string): boolean {
     const proc = this.processes.get(serverUuid);
-    if (!proc || !proc.container || proc.state !== 'running') return false;
+    // A server still `starting` is left too: the next start adopts it as `running` (done-lines.ts).
+    if (!proc || !proc.container || proc.state === 'stopping') return false;
+    proc.doneWatch?.cancel();
     proc.stopLogRotation();
     clearTimeout(proc.killTimer);
     proc.stdin?.destroy();
@@ -325,7 +339,10 @@ export class ProcessSupervisor {
     };
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(serverUuid, proc);
-    this.log.info({ serverUuid, pid: record.pid, previousOwner: record.owner?.pid }, 'adopted a server a previous run left running');
+    this.log.info(
+      { serverUuid, pid: record.pid, previousOwner: record.owner?.pid },
+      'adopted a server a previous run left running',
+    );
     this.events.emit(serverUuid, 'running');
     return true;
   }
@@ -341,16 +358,30 @@ export class ProcessSupervisor {
     const claim = await this.pidFiles.claim(target, startup);
     if (claim === null) return; // another instance runs it, or is starting it
     let proc: ManagedProcess | undefined;
+    let done: DoneWatch | null = null;
     try {
+      // Under the claim: no other instance starts it meanwhile (the egg's config files, SPEC 16).
+      await target.beforeLaunch?.();
+      done = this.doneLines.arm(target); // before the spawn: its line may be the first thing it prints
       proc = await this.spawnTracked(target, startup, claim);
     } finally {
       // Once tracked, the exit handling removes the pid file.
-      if (!proc) await this.pidFiles.remove(target.uuid, claim.text);
+      if (!proc) await Promise.all([done?.cancel(), this.pidFiles.remove(target.uuid, claim.text)]);
     }
-    if (proc.state === 'starting' && this.processes.get(target.uuid) === proc) this.setState(proc, 'running');
+    if (proc.state === 'starting' && this.processes.get(target.uuid) === proc) this.untilDone(proc, done);
+    else done?.cancel();
     proc.markLaunched();
     this.log.info({ serverUuid: target.uuid, pid: proc.pid }, 'server process started');
     await proc.recorded;
+  }
+
+  /** `running` now, or (SPEC 16) once the console printed one of the server's done lines while it is still `starting`. */
+  private untilDone(proc: ManagedProcess, done: DoneWatch | null): void {
+    if (!done) return this.setState(proc, 'running');
+    proc.doneWatch = done;
+    done.whenDone(() => {
+      if (proc.state === 'starting' && this.processes.get(proc.target.uuid) === proc) this.setState(proc, 'running');
+    });
   }
 
   /** Starts the claimed server and tracks it; throws (nothing tracked, nothing running) when it could not be started. */
@@ -448,10 +479,11 @@ export class ProcessSupervisor {
       this.log.error({ serverUuid, pgid: proc.pid }, 'server processes are still there after SIGKILL; giving up on them');
     }
     // Only now: a server still shutting down after its shell died must not see its console end under it.
+    proc.doneWatch?.cancel();
     proc.stdin?.destroy();
     proc.stopLogRotation();
     clearTimeout(proc.killTimer);
-    await this.release(proc);
+    await this.outOfMemory.release(this.launcher, serverUuid, recordOf(proc), this.logPath(serverUuid));
     if (this.processes.get(serverUuid) === proc) {
       this.processes.delete(serverUuid);
       this.events.emit(serverUuid, 'offline');
@@ -459,29 +491,6 @@ export class ProcessSupervisor {
     this.log.info({ serverUuid, pid: proc.pid, code, signal }, 'server process exited');
     await proc.recorded;
     await this.pidFiles.remove(serverUuid, proc.pidFile);
-  }
-
-  /** Removes what is left of the process (its container); reports an out-of-memory kill. Never throws. */
-  private async release(proc: ManagedProcess): Promise<void> {
-    const serverUuid = proc.target.uuid;
-    let outOfMemory = false;
-    try {
-      ({ outOfMemory } = await this.launcher.release(serverUuid, recordOf(proc)));
-    } catch (err) {
-      this.log.error({ err, serverUuid }, "could not remove the server's container; the next start or service start retries");
-    }
-    if (!outOfMemory) return;
-    this.log.warn({ serverUuid }, 'server process was killed: out of memory');
-    await fs.appendFile(this.logPath(serverUuid), `${OUT_OF_MEMORY_LINE}\n`).catch((err: unknown) =>
-      this.log.warn({ err, serverUuid }, 'could not write to the console log'),
-    );
-    for (const listener of this.outOfMemoryListeners) {
-      try {
-        listener(serverUuid);
-      } catch (err) {
-        this.log.error({ err, serverUuid }, 'an out-of-memory listener failed');
-      }
-    }
   }
 
   private setState(proc: ManagedProcess, state: LiveState): void {

@@ -1,0 +1,23 @@
+import type { DaemonServer } from '../../daemon.js';
+import type { ProcessLogger, SupervisedServer } from '../process/supervisor-options.js';
+import { applyConfigFiles, type ConfigFileStore } from './apply-config-files.js';
+
+/**
+ * What a server's egg adds to how the supervisor runs it (SPEC 16): its
+ * environment, its done lines, and its config files edited before each
+ * spawn (through `store`, the files layer).
+ */
+export function runtimeOptions(
+  server: DaemonServer,
+  store: ConfigFileStore,
+  consoleLog: string,
+  log: ProcessLogger,
+): Pick<SupervisedServer, 'environment' | 'doneLines' | 'beforeLaunch'> {
+  return {
+    ...(server.environment ? { environment: server.environment } : {}),
+    ...(server.doneLines && server.doneLines.length > 0 ? { doneLines: server.doneLines } : {}),
+    ...(server.configFiles && server.configFiles.length > 0
+      ? { beforeLaunch: () => applyConfigFiles(store, server, consoleLog, log) }
+      : {}),
+  };
+}
