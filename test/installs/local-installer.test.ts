@@ -21,7 +21,7 @@ export const WRITE_PROGRAM = [
   'set -e',
   'cd /mnt/server',
   'echo "installing version ${VERSION}"',
-  "printf 'console.log(\"hello from the installed server\");\\n' > server.mjs",
+  'printf \'console.log("hello from the installed server");\\n\' > server.mjs',
   'mkdir -p config && echo "version=${VERSION}" > config/version.txt',
   'echo "cwd=$(pwd) home=$HOME uid=$(id -u)"',
   'echo "done"',
@@ -74,7 +74,8 @@ describe('LocalInstaller', () => {
       // The server's own uid, in its box: the volume at /mnt/server, its working folder and HOME.
       const uid = fs.statSync(volume).uid;
       expect(uid).not.toBe(0);
-      for (const file of ['server.mjs', 'config', 'config/version.txt']) expect(fs.statSync(path.join(volume, file)).uid).toBe(uid);
+      for (const file of ['server.mjs', 'config', 'config/version.txt'])
+        expect(fs.statSync(path.join(volume, file)).uid).toBe(uid);
       expect(lines).toContain(`cwd=/mnt/server home=/mnt/server uid=${uid}`);
       expect(execFileSync('runc', ['--root', path.join(dataDir, 'run/runc'), 'list', '-q'], { encoding: 'utf8' })).not.toContain(
         server.uuid,

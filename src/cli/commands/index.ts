@@ -22,6 +22,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'allocation:list': async () => (await import('./allocation-list.js')).command,
   'allocation:remove': async () => (await import('./allocation-remove.js')).command,
   'servers:stop': async () => (await import('./servers-stop.js')).command,
+  'server:reinstall': async () => (await import('./server-reinstall.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {

@@ -26,6 +26,10 @@ export const OUTBOUND = {
   /** Wings appends `:<backup uuid>` (what Pterodactyl's front end listens for). */
   backupCompleted: 'backup completed',
   backupRestoreCompleted: 'backup restore completed',
+  /** SPEC 16: an install's start, each line of its output, its end (Wings' server/events.go). */
+  installStarted: 'install started',
+  installOutput: 'install output',
+  installCompleted: 'install completed',
   /** Wings' answer to a frame over its rate limit: args [the event, or "global"]. */
   throttled: 'throttled',
 } as const;
@@ -112,7 +116,12 @@ export function encodeFrame(event: string, args?: readonly string[]): string {
 /** A close reason fits in a control frame: at most 123 bytes. */
 export function closeReason(text: string): string {
   const bytes = Buffer.from(text, 'utf8');
-  return bytes.length <= 123 ? text : bytes.subarray(0, 120).toString('utf8').replace(/\uFFFD$/, '') + '...';
+  return bytes.length <= 123
+    ? text
+    : bytes
+        .subarray(0, 120)
+        .toString('utf8')
+        .replace(/\uFFFD$/, '') + '...';
 }
 
 /**

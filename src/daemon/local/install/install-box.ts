@@ -41,7 +41,8 @@ const SCRIPT_NAME = 'install.sh';
  * has it, `sh` otherwise (Wings would fail; an image without bash is common
  * for `ash` eggs and the reverse). `$0` is the entrypoint, `$1` the script.
  */
-const PICK_SHELL = 'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1"; fi; echo "$0 is not in this image: running the script with sh"; exec sh "$1"';
+const PICK_SHELL =
+  'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1"; fi; echo "$0 is not in this image: running the script with sh"; exec sh "$1"';
 
 export interface BoxTarget {
   readonly serverUuid: string;
@@ -54,7 +55,8 @@ export interface BoxTarget {
 }
 
 export function installBoxId(serverUuid: string): string {
-  if (!/^[A-Za-z0-9][\w.+-]{0,100}$/.test(serverUuid)) throw new Error(`not a usable container name: ${JSON.stringify(serverUuid)}`);
+  if (!/^[A-Za-z0-9][\w.+-]{0,100}$/.test(serverUuid))
+    throw new Error(`not a usable container name: ${JSON.stringify(serverUuid)}`);
   return `qzinstall-${serverUuid}`;
 }
 
@@ -65,7 +67,8 @@ export function installBundleDir(runDir: string, serverUuid: string): string {
 /** Entrypoints an egg may name: a plain program name or an absolute path, nothing a shell would read. */
 function checkedEntrypoint(entrypoint: string): string {
   const value = entrypoint.trim() || 'bash';
-  if (!/^[A-Za-z0-9/_.+-]{1,200}$/.test(value)) throw new DaemonError(`not a usable install entrypoint: ${JSON.stringify(entrypoint)}`);
+  if (!/^[A-Za-z0-9/_.+-]{1,200}$/.test(value))
+    throw new DaemonError(`not a usable install entrypoint: ${JSON.stringify(entrypoint)}`);
   return value;
 }
 
@@ -131,7 +134,9 @@ function installSpec(
   }) as { process: Record<string, unknown>; mounts: Record<string, unknown>[]; root: Record<string, unknown> };
   spec.process.args = ['/bin/sh', '-c', PICK_SHELL, entrypoint, `${SCRIPT_DIR}/${SCRIPT_NAME}`];
   spec.process.cwd = INSTALL_VOLUME;
-  spec.process.env = (spec.process.env as string[]).map((entry) => (entry.startsWith('HOME=') ? `HOME=${INSTALL_VOLUME}` : entry));
+  spec.process.env = (spec.process.env as string[]).map((entry) =>
+    entry.startsWith('HOME=') ? `HOME=${INSTALL_VOLUME}` : entry,
+  );
   let mounts = spec.mounts.map((mount) =>
     mount.source === target.volumeDir && mount.type === 'bind' ? { ...mount, destination: INSTALL_VOLUME } : mount,
   );

@@ -17,7 +17,10 @@ import path from 'node:path';
 import { DaemonBusyError, DaemonError, type DaemonServer, type InstallOutcome, type InstallScript } from '../../daemon.js';
 import type { ContainerRuntime } from '../container/container-runtime.js';
 import { removeInstallBox, runInstallBox } from './install-box.js';
-import { installLogPath, InstallLogWriter, readInstallLogTail } from './install-log.js';
+import { installLogPath, InstallLogWriter, LOG_PREFIX, readInstallLogTail } from './install-log.js';
+
+/** What the install log's last line says of an install a dead instance left. */
+const CUT_SHORT = 'the service stopped during the install';
 import { killInstallProcess, startInstallProcess } from './install-process.js';
 import {
   installRecordPath,
@@ -53,7 +56,8 @@ export class LocalInstaller {
   constructor(private readonly options: LocalInstallerOptions) {}
 
   install(server: DaemonServer, script: InstallScript, onLine: (line: string) => void): Promise<InstallOutcome> {
-    if (this.running.has(server.uuid)) return Promise.reject(new DaemonBusyError('An install of this server is already running.'));
+    if (this.running.has(server.uuid))
+      return Promise.reject(new DaemonBusyError('An install of this server is already running.'));
     const run = this.run(server, script, onLine).finally(() => this.running.delete(server.uuid));
     this.running.set(server.uuid, run);
     return run;
@@ -68,6 +72,8 @@ export class LocalInstaller {
     // What a dead instance left of an earlier install goes first.
     await this.clearLeftovers(server);
     const log = await InstallLogWriter.create(installLogPath(options.logsDir, server.uuid), options.logBytes);
+    // From here on a SIGKILL leaves a record naming a dead owner: the next start knows an install was cut short.
+    await writeInstallRecord(recordFile, {});
     const line = (text: string) => {
       log.append(text);
       onLine(text);
@@ -107,12 +113,20 @@ export class LocalInstaller {
       }
     }
     const rootfs = await options.rootfsOf(script.image).catch((err: unknown) => {
-      throw new DaemonError(`the install image ${script.image} cannot be used: ${err instanceof Error ? err.message : String(err)}`);
+      throw new DaemonError(
+        `the install image ${script.image} cannot be used: ${err instanceof Error ? err.message : String(err)}`,
+      );
     });
     const uid = options.uidOf(server);
     if (uid === undefined) throw new DaemonError('a confined install needs the server uid');
     await writeInstallRecord(recordFile, { box: `qzinstall-${server.uuid}` });
-    return runInstallBox(containers, options.runDir, { serverUuid: server.uuid, volumeDir, uid, limits: server.limits, rootfs }, script, onLine);
+    return runInstallBox(
+      containers,
+      options.runDir,
+      { serverUuid: server.uuid, volumeDir, uid, limits: server.limits, rootfs },
+      script,
+      onLine,
+    );
   }
 
   private scriptFile(serverUuid: string): string {
@@ -144,8 +158,13 @@ export class LocalInstaller {
   private async clearLeftovers(server: DaemonServer): Promise<void> {
     const recordFile = installRecordPath(this.options.runDir, server.uuid);
     const record = await readInstallRecord(recordFile);
-    if (ownedElsewhere(record)) throw new DaemonBusyError('An install of this server is running in another instance of the service.');
+    if (ownedElsewhere(record))
+      throw new DaemonBusyError('An install of this server is running in another instance of the service.');
     if (record?.process) killInstallProcess(record.process);
+    if (record !== null && !this.running.has(server.uuid))
+      await fs
+        .appendFile(installLogPath(this.options.logsDir, server.uuid), `${LOG_PREFIX} the install failed: ${CUT_SHORT}\n`)
+        .catch(() => undefined);
     // The server's network is detached with the box: not while the server itself runs.
     if (this.options.containers && !this.options.serverRunning(server.uuid))
       await removeInstallBox(this.options.containers, this.options.runDir, server.uuid);
