@@ -1,7 +1,8 @@
 /**
  * What happened on a server that live consoles announce (SPEC 11) but that
  * comes from elsewhere than the daemon's process events: a backup that ended,
- * a restore that ended, an install's start, output and end (SPEC 16). In-process only: with several instances, only the
+ * a restore that ended, an install's start, output and end (SPEC 16).
+ * In-process only: with several instances, only the
  * instance doing the work tells its own sockets (docs/DECISIONS.md).
  */
 
