@@ -54,6 +54,9 @@ class StandInDaemon implements Daemon {
     return [];
   }
   async abortInstall(): Promise<void> {}
+  async installRunning(): Promise<boolean> {
+    return false;
+  }
   async removeServer(): Promise<void> {}
   async resources(): Promise<ServerResources> {
     return { state: 'running', memoryBytes: 0, cpuAbsolute: 0, diskBytes: 0, networkRxBytes: 0, networkTxBytes: 0, uptimeMs: 0 };

@@ -24,6 +24,7 @@ import { registerBackupRoutes } from './modules/backups/backups.routes.js';
 import { registerFileRoutes } from './modules/files/files.routes.js';
 import { registerFileTransferRoutes } from './modules/files/files.transfer.routes.js';
 import { registerAllocationRoutes } from './modules/allocations/allocations.routes.js';
+import { registerInstallRoutes } from './modules/installs/installs.routes.js';
 import { registerWebsocketRoutes } from './modules/websocket/websocket.routes.js';
 import type { HubOptions } from './modules/websocket/websocket.hub.js';
 import { loadAppKey } from './app-key.js';
@@ -114,6 +115,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
   registerBackupRoutes(app, { ...deps, serverEvents, appKey });
   registerAllocationRoutes(app, deps);
+  registerInstallRoutes(app, { ...deps, serverEvents });
   // SPEC 15: the file routes, and what their signed URLs lead to.
   await registerFileRoutes(app, { ...deps, appKey });
   await registerFileTransferRoutes(app, { ...deps, appKey });

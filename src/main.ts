@@ -11,6 +11,7 @@ import type { LocalDaemon } from './daemon/local/local-daemon.js';
 import type { DatabaseHandle } from './db/database.js';
 import { startActivityPruner } from './modules/activity/activity.pruner.js';
 import { recoverFileOperations, startFileOperationRecovery } from './modules/backups/backups.recovery.js';
+import { recoverInstalls } from './modules/installs/install.recovery.js';
 import { schedulesChangedNotifier } from './timing/wakeup.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
 import { startSftpServer, type RunningSftpServer } from './modules/sftp/sftp.server.js';
@@ -57,6 +58,8 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   await daemon.start();
   // Restores and backups a dead instance left halfway: finished or undone before anyone can act on their servers.
   await recoverFileOperations({ db: database.db, clock, daemon }, logger);
+  // Installs a dead instance left `installing` (SPEC 16): ended, marked `install_failed`.
+  await recoverInstalls({ db: database.db, clock, daemon }, logger);
   const jobs = new BackgroundJobs(logger);
   // One for the process: backups the scheduler runs reach the API's live consoles too (SPEC 11).
   const serverEvents = new ServerEvents((err) => logger.error({ err }, 'a server event listener failed'));

@@ -1,7 +1,8 @@
 /**
  * What happened on a server that live consoles announce (SPEC 11) but that
  * comes from elsewhere than the daemon's process events: a backup that ended,
- * a restore that ended. In-process only: with several instances, only the
+ * a restore that ended, an install's start, output and end (SPEC 16).
+ * In-process only: with several instances, only the
  * instance doing the work tells its own sockets (docs/DECISIONS.md).
  */
 
@@ -22,7 +23,28 @@ export interface RestoreCompletedEvent {
   readonly successful: boolean;
 }
 
-export type ServerEvent = BackupCompletedEvent | RestoreCompletedEvent;
+/** An install (SPEC 16) began: Wings' `install started`. */
+export interface InstallStartedEvent {
+  readonly type: 'install-started';
+  readonly serverUuid: string;
+}
+
+/** One line of an install's output: Wings' `install output`. */
+export interface InstallOutputEvent {
+  readonly type: 'install-output';
+  readonly serverUuid: string;
+  readonly line: string;
+}
+
+/** An install ended: Wings' `install completed`; `successful` false when the status became `install_failed`. */
+export interface InstallCompletedEvent {
+  readonly type: 'install-completed';
+  readonly serverUuid: string;
+  readonly successful: boolean;
+}
+
+export type ServerEvent =
+  BackupCompletedEvent | RestoreCompletedEvent | InstallStartedEvent | InstallOutputEvent | InstallCompletedEvent;
 
 export class ServerEvents {
   private readonly listeners = new Set<(event: ServerEvent) => void>();

@@ -215,8 +215,14 @@ export interface Daemon {
   install(server: DaemonServer, script: InstallScript, onLine: (line: string) => void): Promise<InstallOutcome>;
   /** Up to the last `lines` lines of the server's latest install, oldest first. */
   installLog(server: DaemonServer, lines: number): Promise<string[]>;
-  /** Ends an install of this server still running on the node (after a crash of the service); resolves once none runs. */
+  /**
+   * Ends an install of this server on the node (this instance's, or one a dead
+   * instance left); resolves once none runs. DaemonBusyError when a live other
+   * instance of the service runs it.
+   */
   abortInstall(server: DaemonServer): Promise<void>;
+  /** Whether an install of this server runs on the node: this instance's, or a live other instance's (a `server:reinstall` command). */
+  installRunning(server: DaemonServer): Promise<boolean>;
   /** Removes everything the node keeps for the server: volume, console and install logs, network; it must not be running. */
   removeServer(server: DaemonServer): Promise<void>;
   /** Deletes paths relative to the volume; never anything outside it. */

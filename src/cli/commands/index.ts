@@ -26,6 +26,7 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'image:import': async () => (await import('./image-import.js')).command,
   'image:list': async () => (await import('./image-list.js')).command,
   'image:remove': async () => (await import('./image-remove.js')).command,
+  'server:reinstall': async () => (await import('./server-reinstall.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {

@@ -120,7 +120,20 @@ export class LocalDaemon implements Daemon {
       ownerOf: (server) => this.volumeOwner(server),
       volumeUsage: (server) => this.volumeUsage(server, 0),
     });
-    this.installer = new LocalInstaller();
+    this.installer = new LocalInstaller({
+      logsDir: this.paths.logs,
+      runDir: this.paths.run,
+      containers: this.containers,
+      volumeDir: (uuid) => this.volumeDir(uuid),
+      prepareVolume: (server) => this.prepareVolume(server),
+      uidOf: (server) => this.serverUid(server),
+      rootfsOf: (image) => this.images.rootfsOf(image),
+      serverRunning: (uuid) => this.processes.state(uuid) !== 'offline',
+      volumeChanged: (server) => {
+        this.diskUsageCache.forget(server.uuid);
+        this.files.budget.forget(server);
+      },
+    });
     this.usage = new UsageSampler({
       onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not read a server's usage"),
     });
@@ -503,6 +516,10 @@ export class LocalDaemon implements Daemon {
 
   abortInstall(server: DaemonServer): Promise<void> {
     return this.installer.abort(server);
+  }
+
+  installRunning(server: DaemonServer): Promise<boolean> {
+    return this.installer.isRunning(server);
   }
 
   async removeServer(_server: DaemonServer): Promise<void> {

@@ -25,6 +25,8 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   // Quetzal's own (docs/DECISIONS.md): a run resumed or closed after its instance died.
   'server:schedule.resume': ['name'],
   'server:schedule.abandon': ['name'],
+  // SPEC 16: POST /settings/reinstall and `server:reinstall` (Pterodactyl's name).
+  'server:reinstall': [],
   'server:power.start': [],
   'server:power.stop': [],
   'server:power.restart': [],

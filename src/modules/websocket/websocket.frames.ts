@@ -26,6 +26,10 @@ export const OUTBOUND = {
   /** Wings appends `:<backup uuid>` (what Pterodactyl's front end listens for). */
   backupCompleted: 'backup completed',
   backupRestoreCompleted: 'backup restore completed',
+  /** SPEC 16: an install's start, each line of its output, its end (Wings' server/events.go). */
+  installStarted: 'install started',
+  installOutput: 'install output',
+  installCompleted: 'install completed',
   /** Wings' answer to a frame over its rate limit: args [the event, or "global"]. */
   throttled: 'throttled',
 } as const;

@@ -302,6 +302,23 @@ export class SocketHub implements SessionHost {
         ]);
         channel.broadcast(OUTBOUND.backupRestoreCompleted, ['']);
         return;
+      case 'install-started':
+        this.statusChanged(channel, 'installing');
+        channel.broadcast(OUTBOUND.installStarted, ['']);
+        return;
+      case 'install-output':
+        for (const session of channel.sessions) session.deliverInstallOutput(event.line);
+        return;
+      case 'install-completed':
+        this.statusChanged(channel, event.successful ? null : 'install_failed');
+        channel.broadcast(OUTBOUND.installCompleted, ['']);
+        return;
     }
+  }
+
+  /** The status an install set, known before the next poll reads it (`send logs` answers by it). */
+  private statusChanged(channel: ServerChannel, status: ServerRow['status']): void {
+    channel.server = { ...channel.server, status };
+    for (const session of channel.sessions) session.serverChanged(channel.server);
   }
 }

@@ -112,6 +112,16 @@ export class SocketSession {
     this.send(event, args);
   }
 
+  /**
+   * An install's output line (SPEC 16): to the server's owner and root admins
+   * only, as Wings sends it only to tokens with `admin.websocket.install`
+   * (docs/INSTALLS.md: scripts may print secrets; subusers do not see them).
+   */
+  deliverInstallOutput(line: string): void {
+    if (this.state !== 'active' || this.access?.isOwnerOrAdmin !== true) return;
+    this.send(OUTBOUND.installOutput, [line]);
+  }
+
   /** Called every second by the hub: the auth deadline, the token's expiry (on the injected clock), the renewal grace. */
   tick(now: number, realNow: number): void {
     switch (this.state) {
@@ -290,6 +300,12 @@ export class SocketSession {
 
   private async sendLogs(): Promise<void> {
     if (!this.row) return;
+    if (this.row.status === 'installing') {
+      // While it installs, the server's log is the install's (SPEC 16).
+      for (const line of await this.host.deps.daemon.installLog(daemonServer(this.row), HISTORY_LINES))
+        this.deliverInstallOutput(line);
+      return;
+    }
     const lines = await this.host.deps.daemon.consoleHistory(daemonServer(this.row), HISTORY_LINES);
     for (const line of lines) this.deliver(OUTBOUND.consoleOutput, [line]);
   }

@@ -1,0 +1,40 @@
+/**
+ * What an install script runs with (SPEC 16): the egg's script, its image
+ * and entrypoint, and the server's environment (every egg variable with the
+ * server's value, STARTUP, SERVER_MEMORY, SERVER_IP, SERVER_PORT,
+ * P_SERVER_UUID, P_SERVER_LOCATION), as Wings gives its installer.
+ */
+import type { Daemon, DaemonServer, InstallScript } from '../../daemon/daemon.js';
+import type { Queryable } from '../../db/database.js';
+import type { ServerRow } from '../../db/schema.js';
+import { findEggInstall, findServerVariableValues } from './installs.repository.js';
+
+/** The image installs run on when the egg names none this node has. */
+export const HOST_IMAGE = 'host';
+
+/** The install script of the server's egg; null when the server has no egg or its egg no script. */
+export async function installScriptFor(
+  db: Queryable,
+  daemon: Pick<Daemon, 'images'>,
+  server: ServerRow,
+  target: DaemonServer,
+): Promise<InstallScript | null> {
+  if (server.egg_id === null) return null;
+  const egg = await findEggInstall(db, server.egg_id);
+  if (!egg || egg.script.trim() === '') return null;
+  const environment: Record<string, string> = {};
+  for (const variable of await findServerVariableValues(db, server.id, server.egg_id))
+    environment[variable.env_variable] = variable.value;
+  const primary = target.allocations?.[0];
+  Object.assign(environment, {
+    STARTUP: server.startup ?? egg.startup,
+    SERVER_MEMORY: String(server.memory_mib),
+    ...(primary ? { SERVER_IP: primary.ip, SERVER_PORT: String(primary.port) } : {}),
+    P_SERVER_UUID: server.uuid,
+    P_SERVER_LOCATION: server.node,
+  });
+  // The egg's installer image when this node has one of that name (SPEC 16), the machine's own otherwise.
+  const container = egg.container.trim();
+  const image = container !== '' && (await daemon.images.get(container)) !== null ? container : HOST_IMAGE;
+  return { script: egg.script, image, entrypoint: egg.entrypoint.trim() || 'bash', environment };
+}
