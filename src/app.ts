@@ -24,6 +24,8 @@ import { registerBackupRoutes } from './modules/backups/backups.routes.js';
 import { registerFileRoutes } from './modules/files/files.routes.js';
 import { registerFileTransferRoutes } from './modules/files/files.transfer.routes.js';
 import { registerAllocationRoutes } from './modules/allocations/allocations.routes.js';
+import { registerStartupRoutes } from './modules/startup/startup.routes.js';
+import { registerSettingsRoutes } from './modules/settings/settings.routes.js';
 import { registerWebsocketRoutes } from './modules/websocket/websocket.routes.js';
 import type { HubOptions } from './modules/websocket/websocket.hub.js';
 import { loadAppKey } from './app-key.js';
@@ -114,6 +116,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
   registerBackupRoutes(app, { ...deps, serverEvents, appKey });
   registerAllocationRoutes(app, deps);
+  registerStartupRoutes(app, deps);
+  registerSettingsRoutes(app, deps);
   // SPEC 15: the file routes, and what their signed URLs lead to.
   await registerFileRoutes(app, { ...deps, appKey });
   await registerFileTransferRoutes(app, { ...deps, appKey });

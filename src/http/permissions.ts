@@ -28,6 +28,12 @@ export const PERMISSIONS = [
   'allocation.create',
   'allocation.update',
   'allocation.delete',
+  // SPEC 16: startup variables, image and settings (Pterodactyl's names).
+  'startup.read',
+  'startup.update',
+  'startup.docker-image',
+  'settings.rename',
+  'settings.reinstall',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
