@@ -31,6 +31,7 @@ import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { LocalFiles } from './files/local-files.js';
 import { LocalImages } from './images/local-images.js';
 import { LocalInstaller } from './install/local-installer.js';
+import { hasServerFiles, removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.js';
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
@@ -142,6 +143,7 @@ export class LocalDaemon implements Daemon {
     await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
     await this.processes.reapOrphans();
     await sweepStaleStaging(this.paths.volumes); // decompresses a crash cut short (files/decompress.ts)
+    await sweepRemovedVolumes(this.paths.volumes); // server:delete's removals a crash cut short
   }
 
   volumeDir(serverUuid: string): string {
@@ -492,8 +494,15 @@ export class LocalDaemon implements Daemon {
     return this.installer.abort(server);
   }
 
-  async removeServer(_server: DaemonServer): Promise<void> {
-    throw new DaemonError('removing servers is not supported yet');
+  async removeServer(server: DaemonServer): Promise<void> {
+    if ((await this.state(server)) !== 'offline') throw new DaemonError('The server is running: stop it before removing it.');
+    this.diskWatch.untrack(server.uuid);
+    await removeServerFiles(this.paths, server.uuid);
+  }
+
+  /** Whether anything of the server is left on this node: a deletion cut short by a crash (server:delete finishes it). */
+  async hasServerFiles(serverUuid: string): Promise<boolean> {
+    return hasServerFiles(this.paths, serverUuid);
   }
 
   /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */

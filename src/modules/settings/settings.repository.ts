@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database.js';
-import type { ServerRow } from '../../db/schema.js';
+import type { Updateable } from 'kysely';
+import type { ServerRow, ServerTable } from '../../db/schema.js';
 
 /**
  * The server's row as it is now, locked until the transaction ends: a no-op
@@ -30,4 +31,32 @@ export async function setServerNameAndDescription(
 
 export async function setServerImage(db: Queryable, serverId: number, image: string | null, now: number): Promise<void> {
   await db.updateTable('servers').set({ image, updated_at: now }).where('id', '=', serverId).execute();
+}
+
+/** What an administrator may change on a server (server:update): its name, command, image and limits. */
+export type ServerSettingsUpdate = Partial<
+  Pick<
+    Updateable<ServerTable>,
+    | 'name'
+    | 'startup'
+    | 'stop_command'
+    | 'image'
+    | 'memory_mib'
+    | 'cpu_percent'
+    | 'disk_mib'
+    | 'pids'
+    | 'inodes'
+    | 'allocation_limit'
+    | 'backup_limit'
+  >
+>;
+
+/** Writes `changes` in one statement; the server's uuid, identifier and name after it (undefined: no such server). */
+export async function updateServerSettings(db: Queryable, serverId: number, changes: ServerSettingsUpdate, now: number) {
+  return db
+    .updateTable('servers')
+    .set({ ...changes, updated_at: now })
+    .where('id', '=', serverId)
+    .returning(['uuid', 'uuid_short', 'name'])
+    .executeTakeFirst();
 }
