@@ -25,6 +25,8 @@ import { registerFileRoutes } from './modules/files/files.routes.js';
 import { registerFileTransferRoutes } from './modules/files/files.transfer.routes.js';
 import { registerAllocationRoutes } from './modules/allocations/allocations.routes.js';
 import { registerInstallRoutes } from './modules/installs/installs.routes.js';
+import { registerStartupRoutes } from './modules/startup/startup.routes.js';
+import { registerSettingsRoutes } from './modules/settings/settings.routes.js';
 import { registerWebsocketRoutes } from './modules/websocket/websocket.routes.js';
 import type { HubOptions } from './modules/websocket/websocket.hub.js';
 import { loadAppKey } from './app-key.js';
@@ -116,6 +118,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerBackupRoutes(app, { ...deps, serverEvents, appKey });
   registerAllocationRoutes(app, deps);
   registerInstallRoutes(app, { ...deps, serverEvents });
+  registerStartupRoutes(app, deps);
+  registerSettingsRoutes(app, deps);
   // SPEC 15: the file routes, and what their signed URLs lead to.
   await registerFileRoutes(app, { ...deps, appKey });
   await registerFileTransferRoutes(app, { ...deps, appKey });

@@ -18,6 +18,18 @@ export const BOOTSTRAP_EMAIL = 'admin@localhost';
 export const BOOTSTRAP_SERVER_NAME = 'demo';
 export const INITIAL_KEY_FILE = 'initial-api-key';
 
+/**
+ * What the `demo` server runs (SPEC 16: it starts and shows output): a POSIX
+ * shell loop on the machine's own system (the `host` image), confined or not.
+ * It greets, echoes each console command, and ends on its stop command.
+ * Change it with `server:update --server demo --startup ...`.
+ */
+export const DEMO_STARTUP =
+  'echo "Quetzal demo server started (memory limit: ${SERVER_MEMORY:-none} MiB). Type a command below; stop ends it.";' +
+  ' while read -r line; do [ "$line" = stop ] && echo "Stopping." && exit 0; echo "demo> $line"; done;' +
+  ' while :; do sleep 3600; done';
+export const DEMO_STOP_COMMAND = 'stop';
+
 export interface BootstrapDeps {
   db: Database;
   dialect: DialectName;
@@ -46,7 +58,13 @@ export async function bootstrapFirstStart(deps: BootstrapDeps): Promise<InitialC
       if (await hasUsers(trx)) return null;
       const now = deps.clock.now();
       const user = await createUser(trx, { username: BOOTSTRAP_USERNAME, email: BOOTSTRAP_EMAIL, rootAdmin: true, now });
-      const server = await createServer(trx, deps.daemon, { ownerId: user.id, name: BOOTSTRAP_SERVER_NAME, now });
+      const server = await createServer(trx, deps.daemon, {
+        ownerId: user.id,
+        name: BOOTSTRAP_SERVER_NAME,
+        startup: DEMO_STARTUP,
+        stopCommand: DEMO_STOP_COMMAND,
+        now,
+      });
       // Only when the admin added allocations before the first start (none by default, SPEC 13).
       await assignInitialAllocation(trx, server, { kind: 'auto' }, now);
       const { token } = await createApiKey(trx, {

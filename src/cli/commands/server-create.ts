@@ -30,7 +30,7 @@ const LIMIT_FLAGS = {
   inodes: { max: 2_147_483_647, unit: 'files, folders and links' },
 } as const;
 
-function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
+export function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): number {
   const { max, unit } = LIMIT_FLAGS[flag];
   if (!/^\d+$/.test(value) || Number(value) > max) {
     throw new CliError(`--${flag} must be a whole number from 0 to ${max} (${unit}, 0 = unlimited), got "${value}"`);
@@ -63,7 +63,7 @@ export function parseLimits(options: {
 }
 
 /** A line the daemon writes to the process's standard input: the same rule as a console command. */
-function checkStopCommand(line: string | undefined): void {
+export function checkStopCommand(line: string | undefined): void {
   if (line === undefined) return;
   if (/[\r\n]/.test(line)) throw new CliError('--stop-command must be a single line');
   if (Buffer.byteLength(line, 'utf8') > COMMAND_MAX_BYTES)

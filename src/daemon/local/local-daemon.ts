@@ -33,6 +33,7 @@ import { runtimeOptions } from './config-files/runtime-options.js';
 import { LocalImages } from './images/local-images.js';
 import { bundleRootPaths } from './container/bundle.js';
 import { LocalInstaller } from './install/local-installer.js';
+import { hasServerFiles, removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.js';
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
@@ -165,6 +166,7 @@ export class LocalDaemon implements Daemon {
     await sweepStaleStaging(this.paths.volumes); // decompresses a crash cut short (files/decompress.ts)
     // Image versions no box uses, builds and imports a killed process left (images/image-store.ts).
     await this.images.sweep().catch((err: unknown) => this.logger.warn({ err }, 'could not sweep the images folder'));
+    await sweepRemovedVolumes(this.paths.volumes); // server:delete's removals a crash cut short
   }
 
   volumeDir(serverUuid: string): string {
@@ -522,8 +524,15 @@ export class LocalDaemon implements Daemon {
     return this.installer.isRunning(server);
   }
 
-  async removeServer(_server: DaemonServer): Promise<void> {
-    throw new DaemonError('removing servers is not supported yet');
+  async removeServer(server: DaemonServer): Promise<void> {
+    if ((await this.state(server)) !== 'offline') throw new DaemonError('The server is running: stop it before removing it.');
+    this.diskWatch.untrack(server.uuid);
+    await removeServerFiles(this.paths, server.uuid);
+  }
+
+  /** Whether anything of the server is left on this node: a deletion cut short by a crash (server:delete finishes it). */
+  async hasServerFiles(serverUuid: string): Promise<boolean> {
+    return hasServerFiles(this.paths, serverUuid);
   }
 
   /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */

@@ -62,6 +62,11 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:sftp.create-directory': ['files'],
   'server:sftp.delete': ['files'],
   'server:sftp.rename': ['from', 'to'],
+  // SPEC 16: startup and settings (Pterodactyl's StartupController and SettingsController).
+  'server:startup.edit': ['variable', 'old', 'new'],
+  'server:startup.image': ['old', 'new'],
+  'server:settings.rename': ['old', 'new'],
+  'server:settings.description': ['old', 'new'],
 };
 const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 

@@ -8,6 +8,7 @@ import { listVisibleServers, serverResources } from './servers.service.js';
 import { CommandBody, PowerBody } from './power.schemas.js';
 import { sendConsoleCommand, sendPowerSignal } from './power.service.js';
 import { allocationsOfServerShownTo, allocationsOfServersShownTo } from '../allocations/allocations.service.js';
+import { startupOfServersShownTo, startupShownTo } from '../startup/startup.service.js';
 
 export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
   const sftp = sftpDetails(deps.config, deps.sftpPort);
@@ -21,7 +22,8 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
       const { user } = request.auth;
       const { rows, total } = await listVisibleServers(deps.db, user, page);
       const allocations = await allocationsOfServersShownTo(deps.db, user, rows);
-      const items = rows.map((row) => serverItem(row, user, allocations.get(row.id) ?? [], sftp));
+      const startup = await startupOfServersShownTo(deps.db, user, rows);
+      const items = rows.map((row) => serverItem(row, user, allocations.get(row.id) ?? [], sftp, startup.get(row.id)));
       return paginatedList(items, { total, ...page }, { url: request.url, baseUrl: deps.config.appUrl });
     },
   });
@@ -34,7 +36,11 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
     handler: async (request) => {
       const { server, access } = request.target;
       const allocations = await allocationsOfServerShownTo(deps.db, access, server);
-      return { ...serverItem(server, request.auth.user, allocations, sftp), meta: serverMeta(server, request.auth.user, access) };
+      const startup = await startupShownTo(deps.db, access, server);
+      return {
+        ...serverItem(server, request.auth.user, allocations, sftp, startup),
+        meta: serverMeta(server, request.auth.user, access),
+      };
     },
   });
 

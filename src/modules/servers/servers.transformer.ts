@@ -4,6 +4,9 @@ import type { ServerResources } from '../../daemon/daemon.js';
 import { item } from '../../http/envelopes.js';
 import type { Access } from '../../http/permissions.js';
 import { allocationList } from '../allocations/allocations.transformer.js';
+import { renderStartupCommand } from '../startup/startup.command.js';
+import type { StartupShown } from '../startup/startup.service.js';
+import { eggVariableItem } from '../startup/startup.transformer.js';
 
 /** `sftp_details`: where the SFTP server answers. */
 export interface SftpDetails {
@@ -27,11 +30,31 @@ export function sftpDetails(
   return { ip, port: boundPort ?? config.sftpPort };
 }
 
+/** A server without an egg: no variables; `invocation` shown to every viewer (there is no value to hide). */
+const NO_EGG: StartupShown = Object.freeze({ variables: [], canReadStartup: true });
+
 /**
  * The `server` object in the shape Pterodactyl's clients parse. `allocations`:
- * the ones the viewer may see (allocations.service.ts allocationsShownTo).
+ * the ones the viewer may see (allocations.service.ts allocationsShownTo);
+ * `startup`: its egg variables and whether the viewer holds `startup.read`
+ * (startup.service.ts startupShownTo), which `invocation` and
+ * `relationships.variables` depend on as in Pterodactyl's ServerTransformer.
  */
-export function serverItem(server: ServerRow, viewer: UserRow, allocations: readonly AllocationRow[], sftp: SftpDetails) {
+export function serverItem(
+  server: ServerRow,
+  viewer: UserRow,
+  allocations: readonly AllocationRow[],
+  sftp: SftpDetails,
+  startup: StartupShown = NO_EGG,
+) {
+  const primary = allocations.find((row) => row.id === server.allocation_id);
+  const invocation = renderStartupCommand(
+    server.startup ?? '',
+    { memoryMiB: server.memory_mib, allocation: primary ? { ip: primary.ip, port: primary.port } : null },
+    startup.variables,
+    !startup.canReadStartup,
+  );
+  const variables = startup.variables.filter((variable) => variable.user_viewable === 1).map(eggVariableItem);
   return item('server', {
     server_owner: server.owner_id === viewer.id,
     identifier: server.uuid_short,
@@ -41,7 +64,7 @@ export function serverItem(server: ServerRow, viewer: UserRow, allocations: read
     node: server.node,
     is_node_under_maintenance: false,
     sftp_details: sftp,
-    description: '',
+    description: server.description,
     // Pterodactyl's shape (no pids member, docs/DECISIONS.md); the OOM killer acts under containment.
     limits: {
       memory: server.memory_mib,
@@ -52,17 +75,20 @@ export function serverItem(server: ServerRow, viewer: UserRow, allocations: read
       threads: null,
       oom_disabled: false,
     },
-    invocation: server.startup ?? '',
-    docker_image: '',
+    invocation,
+    // null in the row: the machine's own system, the image named `host` (SPEC 16).
+    docker_image: server.image ?? 'host',
     egg_features: [],
     feature_limits: { databases: 0, allocations: server.allocation_limit, backups: server.backup_limit },
     status: server.status,
     is_suspended: server.status === 'suspended',
-    is_installing: server.status === 'installing',
+    // Pterodactyl's `!isInstalled()`: a failed install is not installed either.
+    is_installing: server.status === 'installing' || server.status === 'install_failed',
     is_transferring: false,
     relationships: {
       allocations: allocationList(allocations, server.allocation_id),
-      variables: { object: 'list', data: [] },
+      // Pterodactyl sends a null resource to a viewer without `startup.read`; an empty list keeps every client's parser happy.
+      variables: { object: 'list', data: startup.canReadStartup ? variables : [] },
     },
   });
 }

@@ -1,0 +1,62 @@
+import type { AppDeps } from '../../deps.js';
+import type { Queryable } from '../../db/database.js';
+import type { ServerRow } from '../../db/schema.js';
+import { daemonServer } from '../servers/servers.service.js';
+
+/** Why a server cannot be deleted now; the CLI says it as is. */
+export class ServerDeletionRefused extends Error {}
+
+/**
+ * Deletes a server (server:delete). Refused while its process runs or its
+ * install runs unless `force` (then the process is killed, the install
+ * aborted), and always while a backup is being restored into it (that
+ * restore owns the volume until it ends; a stuck one is cleared with
+ * server:status --set none --force first).
+ *
+ * Order, and what a SIGKILL at each point leaves:
+ * 1. one transaction deletes the row and, by the schema's cascades, its
+ *    subusers, schedules and tasks, backup rows, variable values and
+ *    activity log (entries, counters, terms); its allocations are freed (notes
+ *    cleared). Killed before the commit: nothing changed.
+ * 2. the daemon deletes each backup's archive. Killed here: the archives not
+ *    yet deleted stay in DATA_DIR/backups, named by their backup's uuid, with
+ *    no row (harmless; listed in docs/SETTINGS.md for an operator to remove).
+ * 3. the daemon removes the volume and the logs (removeServerFiles): what a
+ *    kill leaves there is finished by `server:delete` of the same full UUID,
+ *    or swept at the next start.
+ */
+export async function deleteServer(
+  deps: Pick<AppDeps, 'db' | 'daemon' | 'clock'>,
+  server: ServerRow,
+  options: { force: boolean },
+): Promise<void> {
+  const target = daemonServer(server);
+  if (server.status === 'restoring_backup') {
+    throw new ServerDeletionRefused('A backup is being restored into this server; delete it once the restore has ended.');
+  }
+  const running = (await deps.daemon.state(target)) !== 'offline';
+  const installing = server.status === 'installing';
+  if ((running || installing) && !options.force) {
+    throw new ServerDeletionRefused(
+      `The server is ${running ? 'running' : 'installing'}; stop it first (servers:stop) or pass --force to kill it.`,
+    );
+  }
+  if (installing) await deps.daemon.abortInstall(target);
+  if (running) await deps.daemon.power(target, 'kill');
+  const backups = await deps.db.transaction().execute((trx) => deleteServerRows(trx, server.id, deps.clock.now()));
+  for (const uuid of backups) await deps.daemon.deleteBackup(target, uuid);
+  await deps.daemon.removeServer(target);
+}
+
+/** Step 1: the row and everything that hangs off it; returns the uuids of the backups whose archives are to go. */
+async function deleteServerRows(trx: Queryable, serverId: number, now: number): Promise<string[]> {
+  const backups = await trx.selectFrom('backups').select('uuid').where('server_id', '=', serverId).execute();
+  await trx
+    .updateTable('allocations')
+    .set({ server_id: null, notes: null, updated_at: now })
+    .where('server_id', '=', serverId)
+    .execute();
+  // The other rows go by ON DELETE CASCADE (migrations 001, 002, 005, 010).
+  await trx.deleteFrom('servers').where('id', '=', serverId).execute();
+  return backups.map((backup) => backup.uuid);
+}

@@ -1,0 +1,62 @@
+import type { Queryable } from '../../db/database.js';
+import type { Updateable } from 'kysely';
+import type { ServerRow, ServerTable } from '../../db/schema.js';
+
+/**
+ * The server's row as it is now, locked until the transaction ends: a no-op
+ * update takes the row lock on PostgreSQL and the writer lock on SQLite, so two
+ * renames in a race log their `old` values in the order they applied.
+ */
+export async function lockServerForSettings(db: Queryable, serverId: number): Promise<ServerRow | undefined> {
+  return db
+    .updateTable('servers')
+    .set((eb) => ({ name: eb.ref('name') }))
+    .where('id', '=', serverId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function setServerNameAndDescription(
+  db: Queryable,
+  serverId: number,
+  values: { name: string; description: string },
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('servers')
+    .set({ name: values.name, description: values.description, updated_at: now })
+    .where('id', '=', serverId)
+    .execute();
+}
+
+export async function setServerImage(db: Queryable, serverId: number, image: string | null, now: number): Promise<void> {
+  await db.updateTable('servers').set({ image, updated_at: now }).where('id', '=', serverId).execute();
+}
+
+/** What an administrator may change on a server (server:update): its name, command, image and limits. */
+export type ServerSettingsUpdate = Partial<
+  Pick<
+    Updateable<ServerTable>,
+    | 'name'
+    | 'startup'
+    | 'stop_command'
+    | 'image'
+    | 'memory_mib'
+    | 'cpu_percent'
+    | 'disk_mib'
+    | 'pids'
+    | 'inodes'
+    | 'allocation_limit'
+    | 'backup_limit'
+  >
+>;
+
+/** Writes `changes` in one statement; the server's uuid, identifier and name after it (undefined: no such server). */
+export async function updateServerSettings(db: Queryable, serverId: number, changes: ServerSettingsUpdate, now: number) {
+  return db
+    .updateTable('servers')
+    .set({ ...changes, updated_at: now })
+    .where('id', '=', serverId)
+    .returning(['uuid', 'uuid_short', 'name'])
+    .executeTakeFirst();
+}
