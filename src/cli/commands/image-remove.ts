@@ -1,4 +1,5 @@
 import { CliError, requireOption, type CliCommand } from '../command.js';
+import { findServersOnImage } from '../../modules/images/images.repository.js';
 import { imageCommandError } from './image-errors.js';
 
 /**
@@ -13,13 +14,7 @@ export const command: CliCommand = {
   valueOptions: ['name'],
   async run(ctx, options) {
     const name = requireOption(options, 'name');
-    const users = await ctx.database.db
-      .selectFrom('servers')
-      .select(['uuid'])
-      .where('image', '=', name)
-      .orderBy('id')
-      .limit(3)
-      .execute();
+    const users = await findServersOnImage(ctx.database.db, name, 3);
     if (users.length > 0) {
       const named = users.map((row) => row.uuid).join(', ');
       throw new CliError(

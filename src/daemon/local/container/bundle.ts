@@ -52,7 +52,8 @@ export async function writeBundle(paths: BundlePaths, spec: Record<string, unkno
   await fs.mkdir(paths.rootfs, { mode: 0o755 });
   await fs.chmod(paths.rootfs, 0o755);
   // On an image (root.path absolute) this empty root is unused: the image has its own links.
-  const onHost = (spec.root as { path?: unknown } | undefined)?.path === 'rootfs';
+  const root = (spec.root as { path?: unknown } | undefined)?.path;
+  const onHost = !(typeof root === 'string' && path.isAbsolute(root));
   for (const dir of onHost ? host.systemDirs : []) {
     if (dir.kind === 'symlink') await fs.symlink(dir.target, path.join(paths.rootfs, dir.path));
   }
