@@ -22,6 +22,8 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'allocation:list': async () => (await import('./allocation-list.js')).command,
   'allocation:remove': async () => (await import('./allocation-remove.js')).command,
   'servers:stop': async () => (await import('./servers-stop.js')).command,
+  'egg:import': async () => (await import('./egg-import.js')).command,
+  'egg:list': async () => (await import('./egg-list.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {
