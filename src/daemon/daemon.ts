@@ -80,7 +80,12 @@ export interface ConfigFileEdit {
   /** Relative to the volume. */
   readonly file: string;
   readonly parser: ConfigFileParser;
-  readonly find: Readonly<Record<string, string>>;
+  /**
+   * A value, or (Wings' conditional form) `{ "<if value>": "<replace with>" }`:
+   * replaced only where the value is that now (`regex:<expression>`: what the
+   * expression matches in it is replaced); for properties, yaml and json.
+   */
+  readonly find: Readonly<Record<string, string | Readonly<Record<string, string>>>>;
 }
 
 /** What an install runs (SPEC 16): the egg's `scripts.installation`, in an installer box of its own. */

@@ -169,7 +169,7 @@ describeEachDatabase('egg:import', (database) => {
         { ...good, variables: [{ ...good.variables[0], env_variable: 'SERVER_PORT' }] },
         /variable SERVER_PORT uses a name the panel sets itself/,
       ],
-      [{ ...good, variables: [{ ...good.variables[0], env_variable: 'A B' }] }, /env_variable must be letters/],
+      [{ ...good, variables: [{ ...good.variables[0], env_variable: 'A B' }] }, /env_variable must be a shell variable name/],
     ];
     const before = await countRows();
     for (const [egg, reason] of cases) {

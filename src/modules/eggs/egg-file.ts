@@ -49,8 +49,11 @@ export interface EggFileVariable {
 /** One file of `config.files`: what Wings edits before every start. */
 export interface EggConfigFile {
   parser: ConfigFileParser;
-  /** Key → value with Wings' placeholders still in it. */
-  find: Record<string, string>;
+  /**
+   * Key → value with Wings' placeholders still in it, or (Wings' conditional
+   * form) `{ "<if value>": "<replace with>" }`.
+   */
+  find: Record<string, string | Record<string, string>>;
 }
 
 export interface EggFile {
@@ -235,9 +238,9 @@ function doneLines(startup: Json | null): string[] {
 
 /**
  * `config.files`: file → {parser, find}. Entries without `find` are skipped,
- * as Pterodactyl's panel does; a find value that is an object (Wings'
- * conditional replacement, "replace this value only if it is X") is dropped:
- * see docs/EGGS.md.
+ * as Pterodactyl's panel does; numbers and booleans become text (the daemon
+ * types them back for yaml and json); a find value that is an object is
+ * Wings' conditional replacement ("replace the value only if it is X"), kept.
  */
 function configFiles(files: Json | null): Record<string, EggConfigFile> {
   const result: Record<string, EggConfigFile> = {};
@@ -248,15 +251,23 @@ function configFiles(files: Json | null): Record<string, EggConfigFile> {
     if (file === '' || file.split(/[\\/]/).includes('..') || file.startsWith('/')) {
       fail(`config.files["${file}"] must be a path inside the server's folder`);
     }
-    const find: Record<string, string> = {};
+    const find: EggConfigFile['find'] = {};
     for (const [key, value] of Object.entries(spec['find'])) {
-      if (typeof value === 'string') find[key] = value;
-      else if (typeof value === 'number' || typeof value === 'boolean') find[key] = String(value);
+      if (isObject(value)) {
+        const conditional: Record<string, string> = {};
+        for (const [ifValue, replaceWith] of Object.entries(value)) {
+          if (scalar(replaceWith)) conditional[ifValue] = String(replaceWith);
+        }
+        find[key] = conditional;
+      } else if (scalar(value)) find[key] = String(value);
     }
     result[file] = { parser, find };
   }
   return result;
 }
+
+const scalar = (value: unknown): value is string | number | boolean =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 
 function variables(value: unknown): EggFileVariable[] {
   if (value === undefined || value === null) return [];
@@ -265,8 +276,11 @@ function variables(value: unknown): EggFileVariable[] {
   return value.map((v: unknown, index) => {
     if (!isObject(v)) fail(`variables[${index}] must be an object`);
     const env = v['env_variable'];
-    if (typeof env !== 'string' || !/^\w{1,191}$/.test(env)) {
-      fail(`variables[${index}].env_variable must be letters, digits and _ (at most 191), got ${JSON.stringify(env ?? null)}`);
+    // Pterodactyl allows \w{1,191}; a leading digit could not be read back as $NAME by the shell.
+    if (typeof env !== 'string' || !/^[A-Za-z_]\w{0,190}$/.test(env)) {
+      fail(
+        `variables[${index}].env_variable must be a shell variable name (letters, digits and _, not starting with a digit), got ${JSON.stringify(env ?? null)}`,
+      );
     }
     if (RESERVED_ENV_NAMES.has(env.toUpperCase())) fail(`variable ${env} uses a name the panel sets itself`);
     if (seen.has(env)) fail(`variable ${env} appears twice`);
