@@ -13,8 +13,8 @@ export interface CliContext {
   readStdinLine?: (prompt: string) => Promise<string>;
 }
 
-/** Parsed `--name value` / `--flag` options. */
-export type CliOptions = Record<string, string | true>;
+/** Parsed `--name value` / `--flag` options; a repeatable option's values in the order given. */
+export type CliOptions = Record<string, string | true | readonly string[]>;
 
 /** A usage error or a failure: exit 1, the message on standard error, nothing on standard output. */
 export class CliError extends Error {}
@@ -26,6 +26,8 @@ export interface CliCommand {
   /** Options that take a value, and boolean flags; anything else is a usage error. */
   valueOptions: readonly string[];
   flagOptions?: readonly string[];
+  /** Value options that may be given more than once (`--variable A=1 --variable B=2`): an array, even of one. */
+  repeatableOptions?: readonly string[];
   /** Returns the object printed with --json (and summarised for humans without it). */
   run(ctx: CliContext, options: CliOptions): Promise<Record<string, unknown>>;
   /** What is printed without --json, when one `name: value` line per member would not read well (a list). */

@@ -90,7 +90,7 @@ interface ParsedArguments {
 }
 
 export function parseArguments(
-  command: Pick<CliCommand, 'valueOptions' | 'flagOptions'>,
+  command: Pick<CliCommand, 'valueOptions' | 'flagOptions' | 'repeatableOptions'>,
   args: readonly string[],
 ): ParsedArguments {
   const options: CliOptions = {};
@@ -113,13 +113,19 @@ export function parseArguments(
       else options[name] = true;
       continue;
     }
-    if (!command.valueOptions.includes(name)) throw new UsageError(`unknown option --${name}`);
+    const repeatable = command.repeatableOptions?.includes(name) === true;
+    if (!command.valueOptions.includes(name) && !repeatable) throw new UsageError(`unknown option --${name}`);
     if (value === undefined) {
       const next = args[i + 1];
       // `--name --json` is a forgotten value, not a name; `--name=--x` passes one that starts with dashes.
       if (next === undefined || next.startsWith('--')) throw new UsageError(`--${name} needs a value`);
       value = next;
       i++;
+    }
+    if (repeatable) {
+      const earlier = options[name];
+      options[name] = [...(Array.isArray(earlier) ? (earlier as readonly string[]) : []), value];
+      continue;
     }
     if (Object.hasOwn(options, name)) throw new UsageError(`--${name} given twice`);
     options[name] = value;

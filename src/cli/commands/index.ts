@@ -29,6 +29,8 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'image:list': async () => (await import('./image-list.js')).command,
   'image:remove': async () => (await import('./image-remove.js')).command,
   'server:reinstall': async () => (await import('./server-reinstall.js')).command,
+  'egg:import': async () => (await import('./egg-import.js')).command,
+  'egg:list': async () => (await import('./egg-list.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {

@@ -1,4 +1,4 @@
-import { CliError, requireOption, type CliCommand } from '../command.js';
+import { CliError, requireOption, type CliCommand, type CliOptions } from '../command.js';
 import type { ServerLimits } from '../../daemon/daemon.js';
 import { COMMAND_MAX_BYTES } from '../../modules/tasks/tasks.rules.js';
 import { createServer } from '../../modules/servers/servers.service.js';
@@ -9,6 +9,9 @@ import {
   assignInitialAllocation,
 } from '../../modules/allocations/allocations.service.js';
 import { parseAllocationChoice, parseAllocationLimit } from './allocation-options.js';
+import { EggServerError, planEggServer, saveEggServerVariables, type EggServerPlan } from '../../modules/eggs/egg-servers.js';
+import { installServer } from '../../modules/installs/install.service.js';
+import { openInstallDaemon } from './install-daemon.js';
 
 const MAX_BACKUP_LIMIT = 2_147_483_647;
 
@@ -70,9 +73,21 @@ export function checkStopCommand(line: string | undefined): void {
     throw new CliError(`--stop-command must be at most ${COMMAND_MAX_BYTES} bytes`);
 }
 
-/** An allocation that cannot be given is the admin's mistake: its reason, not a stack. */
+/** An allocation that cannot be given, an egg's refusal: the admin's mistake, its reason, not a stack. */
 function asCliError(err: unknown): never {
-  throw err instanceof AllocationUnavailableError ? new CliError(err.message) : err;
+  throw err instanceof AllocationUnavailableError || err instanceof EggServerError ? new CliError(err.message) : err;
+}
+
+function parseEggId(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value)) throw new CliError(`--egg must be an egg's id (egg:list), got "${value}"`);
+  return Number(value);
+}
+
+function variableOptions(options: CliOptions): string[] {
+  const value = options['variable'];
+  if (value === undefined) return [];
+  return Array.isArray(value) ? [...(value as readonly string[])] : [String(value)];
 }
 
 /**
@@ -82,12 +97,18 @@ function asCliError(err: unknown): never {
  * 0 = unlimited; without --pids the daemon chooses (512 when confined).
  * `--allocation IP:PORT|auto` (SPEC 13): its primary allocation; auto (the default) takes the first free
  * one, none when none is free; `--allocation-limit N` how many its users may hold (default 0).
+ * `--egg ID [--image NAME] [--variable KEY=VALUE ...]` (SPEC 16): a server made from an egg (its startup
+ * unless --startup, its stop command unless --stop-command, the image its first unless --image, every
+ * variable checked by its rules with the defaults filled in), then installed (the egg's script); waits for
+ * the install and prints `status` too. Rows in one transaction: a refused variable leaves nothing.
+ * A SIGKILL after that commit and before the install claimed the server leaves a server never installed,
+ * status null: `server:reinstall` runs its install.
  */
 export const command: CliCommand = {
   name: 'server:create',
   usage:
     '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]' +
-    ' [--inodes N] [--allocation IP:PORT|auto] [--allocation-limit N]',
+    ' [--inodes N] [--allocation IP:PORT|auto] [--allocation-limit N] [--egg ID [--image NAME] [--variable KEY=VALUE ...]]',
   valueOptions: [
     'owner',
     'name',
@@ -101,7 +122,10 @@ export const command: CliCommand = {
     'inodes',
     'allocation',
     'allocation-limit',
+    'egg',
+    'image',
   ],
+  repeatableOptions: ['variable'],
   async run(ctx, options) {
     const ownerReference = requireOption(options, 'owner');
     const name = requireOption(options, 'name');
@@ -120,9 +144,18 @@ export const command: CliCommand = {
     const allocation = parseAllocationChoice(optionalOption(options, 'allocation') ?? 'auto');
     const allocationLimit = parseAllocationLimit(optionalOption(options, 'allocation-limit'));
 
+    const eggId = parseEggId(optionalOption(options, 'egg'));
+    const image = optionalOption(options, 'image');
+    const variables = variableOptions(options);
+    if (eggId === undefined && (image !== undefined || variables.length > 0)) {
+      throw new CliError('--image and --variable need --egg');
+    }
+
     const db = ctx.database.db;
     const owner = await requireUser(db, ownerReference);
     await assertInitialAllocationAvailable(db, allocation).catch(asCliError);
+    const plan: EggServerPlan | undefined =
+      eggId === undefined ? undefined : await planEggServer(db, ctx.daemon.images, eggId, { image, variables }).catch(asCliError);
     // The row and its volume together: a volume that cannot be made leaves no server behind.
     const server = await db
       .transaction()
@@ -130,18 +163,29 @@ export const command: CliCommand = {
         const row = await createServer(trx, ctx.daemon, {
           ownerId: owner.id,
           name,
-          startup: startup ?? null,
-          stopCommand: stopCommand ?? null,
+          startup: startup ?? plan?.startup ?? null,
+          stopCommand: stopCommand ?? plan?.stopCommand ?? null,
           backupLimit,
           limits,
           allocationLimit,
+          eggId: plan?.egg.id ?? null,
+          image: plan?.image ?? null,
           now: ctx.clock.now(),
         });
+        if (plan) await saveEggServerVariables(trx, row.id, plan, ctx.clock.now());
         // In the same transaction: an allocation that cannot be given leaves no server behind.
         await assignInitialAllocation(trx, row, allocation, ctx.clock.now());
         return row;
       })
       .catch(asCliError);
-    return { uuid: server.uuid, identifier: server.uuid_short, name: server.name };
+    const created = { uuid: server.uuid, identifier: server.uuid_short, name: server.name };
+    if (!plan) return created;
+    const daemon = await openInstallDaemon(ctx.config);
+    try {
+      const { status } = await installServer({ db, daemon, clock: ctx.clock }, server.id, { reinstall: false });
+      return { ...created, status };
+    } finally {
+      await daemon.close();
+    }
   },
 };

@@ -5,6 +5,7 @@ import type { ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
 import { NO_LIMITS, type Daemon, type DaemonServer, type ServerLimits, type ServerResources } from '../../daemon/daemon.js';
 import type { PageRequest } from '../../http/query.js';
 import { allocationsForDaemon } from '../allocations/allocations.service.js';
+import { eggDaemonFields } from '../eggs/egg-runtime.js';
 import { countVisibleServers, findVisibleServersPage, insertServer, isShortIdentifierTaken } from './servers.repository.js';
 
 export interface NewServerInput {
@@ -17,6 +18,10 @@ export interface NewServerInput {
   allocationLimit?: number;
   /** Absent = no limits (SPEC 10: 0 = unlimited; pids null = the daemon's default). */
   limits?: ServerLimits;
+  /** The egg it is made from (SPEC 16; see modules/eggs/egg-servers.ts); absent = none. */
+  eggId?: number | null;
+  /** The image it runs on; absent or null = `host`. */
+  image?: string | null;
   now: number;
 }
 
@@ -41,6 +46,8 @@ export async function createServer(db: Queryable, daemon: Daemon, input: NewServ
     pids: limits.pids,
     allocation_limit: input.allocationLimit ?? 0,
     inodes: limits.inodes ?? null,
+    egg_id: input.eggId ?? null,
+    image: input.image ?? null,
     created_at: input.now,
     updated_at: input.now,
   });
@@ -67,6 +74,7 @@ export function daemonServer(server: ServerRow): DaemonServer {
     stopCommand: server.stop_command,
     limits: serverLimits(server),
     uidSlot: server.uid_slot,
+    image: server.image,
   };
 }
 
@@ -74,10 +82,14 @@ export function daemonServer(server: ServerRow): DaemonServer {
  * The server as a power action hands it to the daemon: with its allocations,
  * primary first (SPEC 13), read now, so that a start publishes what the
  * database holds at that moment. Every door that can start a server (the power
- * route, the websocket's `set state`, a schedule's power task) goes through it.
+ * route, the websocket's `set state`, a schedule's power task) goes through it,
+ * and so gets the egg's startup, environment, done lines and config files
+ * as the database holds them at that moment.
  */
 export async function daemonServerForPower(db: Queryable, server: ServerRow): Promise<DaemonServer> {
-  return { ...daemonServer(server), allocations: await allocationsForDaemon(db, server) };
+  const allocations = await allocationsForDaemon(db, server);
+  // The egg's part (SPEC 16): startup in the shell's form, environment, done lines, config files, stop.
+  return { ...daemonServer(server), allocations, ...(await eggDaemonFields(db, server, allocations)) };
 }
 
 /** A server row's limits in the daemon's terms (SPEC 10). */
