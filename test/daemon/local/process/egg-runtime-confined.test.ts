@@ -20,24 +20,33 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** A confined LocalDaemon on `dataDir` (a new one when absent); removed after the test with every container. */
+async function confinedDaemon(options: { dataDir?: string; keep?: boolean } = {}) {
+  requireRunc();
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-egg-confined-'));
+  const runtime = await resolveContainment(
+    { mode: 'on', uid: SERVER_UID, uidRange: null, dataDir, runDir: path.join(dataDir, 'run') },
+    { warn: () => undefined },
+  );
+  if (runtime === null) throw new Error('containment was not resolved');
+  const daemon = new LocalDaemon(dataDir, {
+    stopGraceMs: 2_000,
+    containers: runtime,
+    serversOnShutdown: options.keep ? 'keep' : 'stop',
+  });
+  await daemon.start();
+  cleanups.push(async () => {
+    await daemon.close();
+    for (const container of await runtime.runc.list())
+      await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { daemon, dataDir };
+}
+
 describe('egg runtime, confined', () => {
   it('environment, config file, starting until the done line, ^C as SIGINT, in a container', async () => {
-    requireRunc();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-egg-confined-'));
-    const runtime = await resolveContainment(
-      { mode: 'on', uid: SERVER_UID, uidRange: null, dataDir, runDir: path.join(dataDir, 'run') },
-      { warn: () => undefined },
-    );
-    if (runtime === null) throw new Error('containment was not resolved');
-    const daemon = new LocalDaemon(dataDir, { stopGraceMs: 2_000, containers: runtime });
-    await daemon.start();
-    cleanups.push(async () => {
-      await daemon.close();
-      for (const container of await runtime.runc.list())
-        await runtime.runc.delete(container.id, { force: true }).catch(() => undefined);
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    });
-
+    const { daemon } = await confinedDaemon();
     const server = eggServer();
     installInto(daemon.volumeDir(server.uuid));
     const env = await runEggServer(daemon, server);
@@ -53,5 +62,20 @@ describe('egg runtime, confined', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('#generated\nserver-port=25600\nmotd=hi\n');
     // Written by the daemon for the server: its uid's, as everything in a confined volume.
     expect(fs.statSync(file).uid).toBe(SERVER_UID);
+  });
+
+  it('a server still starting is left running by a service that keeps its servers; the next service has it running', async () => {
+    const first = await confinedDaemon({ keep: true });
+    const server = eggServer({ doneLines: ['never printed'] });
+    installInto(first.daemon.volumeDir(server.uuid));
+    await first.daemon.power(server, 'start');
+    expect(await first.daemon.state(server)).toBe('starting');
+    await first.daemon.close(); // SERVERS_ON_SHUTDOWN=keep: the container outlives the service
+
+    const second = await confinedDaemon({ dataDir: first.dataDir, keep: false });
+    // Nothing on disk says `starting`: whoever finds it running says so (SPEC 14's adoption included).
+    expect(await second.daemon.state(server)).toBe('running');
+    await second.daemon.power(server, 'stop');
+    expect(await second.daemon.state(server)).toBe('offline');
   });
 });
