@@ -14,7 +14,8 @@ import { applyConfigFiles, configFileFailureLine } from '../../../../src/daemon/
 import { makeFilesSandbox, put, type FilesSandbox } from '../files/helpers.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
-const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, name), 'utf8');
+/** Kept as `<name>.txt`: formatters leave them as a game would have written them. */
+const fixture = (name: string) => fs.readFileSync(path.join(FIXTURES, `${name}.txt`), 'utf8');
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 let box: FilesSandbox;
