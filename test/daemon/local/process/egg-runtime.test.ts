@@ -75,11 +75,19 @@ describe('egg runtime, unconfined', () => {
       doneLines: ['up'],
     });
     installInto(daemon.volumeDir(server.uuid));
+    // Running once `up` is printed: its trap is set by then.
+    const running = async () => {
+      const deadline = Date.now() + 10_000;
+      while ((await daemon.state(server)) !== 'running' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(await daemon.state(server)).toBe('running');
+    };
     await daemon.power(server, 'start');
+    await running();
     const file = path.join(daemon.volumeDir(server.uuid), 'server.properties');
     expect(fs.readFileSync(file, 'utf8')).toContain('server-port=25600');
     await daemon.power(server, 'restart');
     expect(fs.readFileSync(file, 'utf8')).toBe('server-port=25600\n');
+    await running();
     await daemon.power(server, 'stop');
     expect(fs.readFileSync(file, 'utf8')).toBe('server-port=9\n'); // the trap ran: it is what a restart undid
   });
