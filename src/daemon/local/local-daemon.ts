@@ -164,7 +164,7 @@ export class LocalDaemon implements Daemon {
       ...(server.limits ? { limits: server.limits } : {}),
       ...(server.allocations ? { allocations: server.allocations } : {}),
       ...(uid !== undefined ? { uid } : {}),
-      ...runtimeOptions(server, this.files, path.join(this.paths.logs, `${server.uuid}.log`), this.logger),
+      ...runtimeOptions(server, this.files, path.join(this.paths.logs, `${server.uuid}.log`), this.logger, !!this.containers),
     };
   }
 

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigFileEdit, DaemonServer } from '../../../../src/daemon/daemon.js';
 import { applyConfigFiles, configFileFailureLine } from '../../../../src/daemon/local/config-files/apply-config-files.js';
+import { daemonValues } from '../../../../src/daemon/local/config-files/daemon-values.js';
 import { makeFilesSandbox, put, type FilesSandbox } from '../files/helpers.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
@@ -88,6 +89,33 @@ describe("config files, Wings' parsers", () => {
         .replace(/localhost:2556[56]/g, '127.0.0.1:25565')
         .replace('ip_forward: false # keep', 'ip_forward: true # keep') + 'new:\n  nested:\n    key: x\n',
     );
+  });
+
+  it("yaml, BungeeCord's egg: a regex condition rewrites localhost backends to {{config.docker.interface}}, keeping their port", async () => {
+    put(box.volume, 'config.yml', fixture('config.yml').replace('address: localhost:25566', 'address: 10.0.0.7:25566'));
+    const server: DaemonServer = {
+      ...box.server,
+      configFiles: [
+        {
+          file: 'config.yml',
+          parser: 'yaml',
+          // The egg's own `find`, as the panel hands it over (its port filled in).
+          find: {
+            'listeners[0].query_port': '25600',
+            'listeners[0].host': '0.0.0.0:25600',
+            'servers.*.address': { 'regex:^(127\\.0\\.0\\.1|localhost)(:\\d{1,5})?$': '{{config.docker.interface}}$2' },
+          },
+        },
+      ],
+    };
+    await applyConfigFiles(box.files, server, consoleLog, silent, daemonValues(false, undefined));
+    expect(read('config.yml')).toContain('  lobby:\n    address: 127.0.0.1:25565\n');
+    expect(read('config.yml')).toContain('  games:\n    address: 10.0.0.7:25566\n'); // not a localhost one: left
+    expect(read('config.yml')).toContain('- query_port: 25600\n  host: 0.0.0.0:25600\n');
+    // Confined, 127.0.0.1 would be the server's own loopback: an address of the machine, its allocation's here.
+    expect(daemonValues(true, [{ ip: '192.0.2.10', port: 25565 }])('docker.interface')).toBe('192.0.2.10');
+    expect(daemonValues(true, [{ ip: '0.0.0.0', port: 25565 }])('docker.network.interface')).not.toMatch(/^(127\.|0\.0\.0\.0$)/);
+    expect(daemonValues(true, undefined)('docker.unknown')).toBeUndefined();
   });
 
   it('json: numbers and booleans typed, array items by index and by wildcard, conditional values, four-space indent', async () => {
