@@ -70,6 +70,16 @@ describe("config files, Wings' parsers", () => {
     expect(consoleLines()).toBe('');
   });
 
+  it('properties: a key alone on its line gets `=`; a blank as the separator is kept', async () => {
+    put(box.volume, 'server.properties', 'server-ip\nmotd hello\n  spaced : a \\\n    continued\n');
+    await apply({
+      file: 'server.properties',
+      parser: 'properties',
+      find: { 'server-ip': '0.0.0.0', motd: 'x', spaced: { 'a continued': 'b' } },
+    });
+    expect(read('server.properties')).toBe('server-ip=0.0.0.0\nmotd x\n  spaced : b\n');
+  });
+
   it('yaml: index and wildcard paths, typed values, new paths created; comments and sequence style kept', async () => {
     put(box.volume, 'config.yml', fixture('config.yml'));
     await apply({
