@@ -188,7 +188,7 @@ export class LocalDaemon implements Daemon {
       ...(server.allocations ? { allocations: server.allocations } : {}),
       ...(uid !== undefined ? { uid } : {}),
       ...(server.image !== undefined ? { image: server.image } : {}),
-      ...runtimeOptions(server, this.files, path.join(this.paths.logs, `${server.uuid}.log`), this.logger),
+      ...runtimeOptions(server, this.files, path.join(this.paths.logs, `${server.uuid}.log`), this.logger, !!this.containers),
     };
   }
 

@@ -15,6 +15,7 @@
 import fs from 'node:fs/promises';
 import { VolumeFileError, type ConfigFileEdit, type ConfigFileParser, type DaemonServer } from '../../daemon.js';
 import type { ProcessLogger } from '../process/supervisor-options.js';
+import { resolveDaemonValues } from './daemon-values.js';
 import { editIniFile } from './ini-file.js';
 import { editJsonFile } from './json-file.js';
 import { editPropertiesFile } from './properties-file.js';
@@ -47,7 +48,8 @@ export function configFileFailureLine(file: string, reason: string): string {
 }
 
 /**
- * Edits each of the server's config files; never throws. A file that could
+ * Edits each of the server's config files; never throws. `daemonValue`
+ * answers Wings' `{{config.<key>}}` placeholders (daemon-values.ts). A file that could
  * not be edited gets a line in the console log (`consoleLog`) and one in the
  * service's log.
  */
@@ -56,10 +58,11 @@ export async function applyConfigFiles(
   server: DaemonServer,
   consoleLog: string,
   log: ProcessLogger,
+  daemonValue: (key: string) => string | undefined = () => undefined,
 ): Promise<void> {
   for (const edit of server.configFiles ?? []) {
     try {
-      await applyConfigFile(store, server, edit);
+      await applyConfigFile(store, server, edit, daemonValue);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       log.warn({ serverUuid: server.uuid, file: edit.file, parser: edit.parser, err }, 'could not update a config file');
@@ -72,7 +75,12 @@ export async function applyConfigFiles(
   }
 }
 
-async function applyConfigFile(store: ConfigFileStore, server: DaemonServer, edit: ConfigFileEdit): Promise<void> {
+async function applyConfigFile(
+  store: ConfigFileStore,
+  server: DaemonServer,
+  edit: ConfigFileEdit,
+  daemonValue: (key: string) => string | undefined,
+): Promise<void> {
   const editor = Object.hasOwn(EDITORS, edit.parser) ? EDITORS[edit.parser] : undefined;
   if (!editor) throw new Error(`unknown parser "${String(edit.parser)}"`);
   let before: Buffer | null;
@@ -83,7 +91,8 @@ async function applyConfigFile(store: ConfigFileStore, server: DaemonServer, edi
     before = null;
   }
   const text = before === null ? '' : before.toString('utf8');
-  const after = editor(text, replacementsOf(edit.find));
+  const replacements = replacementsOf(edit.find).map((r) => ({ ...r, value: resolveDaemonValues(r.value, daemonValue) }));
+  const after = editor(text, replacements);
   if (before !== null && after === text) return;
   await store.writeFile(server, edit.file, Buffer.from(after, 'utf8'));
 }

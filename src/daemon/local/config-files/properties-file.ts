@@ -52,7 +52,8 @@ function parseEntries(lines: readonly string[]): Entry[] {
     }
     const { key, valueStart } = splitKey(logical);
     const indent = lines[first]!.length - lines[first]!.replace(/^[ \t\f]+/, '').length;
-    const prefix = lines[first]!.slice(0, indent + valueStart);
+    // A key alone on its line has no separator to keep: it gets `=`.
+    const prefix = lines[first]!.slice(0, indent + valueStart) + (valueStart === key.length ? '=' : '');
     entries.push({ first, last: i, key: unescape(key), prefix, value: unescape(logical.slice(valueStart)) });
   }
   return entries;

@@ -1,7 +1,7 @@
 /**
  * Wings' `yaml` parser: the same paths and values as json (json-file.ts),
  * set in the parsed document, which keeps the file's comments, order and
- * style (Wings re-writes the whole file without its comments). An empty file
+ * style, sequences indented or not (Wings re-writes the whole file without its comments). An empty file
  * is an empty mapping; a file that is not YAML is left as it is.
  */
 import { isCollection, isMap, isScalar, isSeq, parseDocument, type Document } from 'yaml';
@@ -23,7 +23,13 @@ export function editYamlFile(text: string, replacements: readonly Replacement[])
       if (isCollection(child) && eachChild.length > 0) setIfWanted(child, eachChild, replacement);
     }
   }
-  return doc.toString({ lineWidth: 0 });
+  return doc.toString({ lineWidth: 0, indentSeq: sequencesIndented(text) });
+}
+
+/** Whether the file indents a sequence under its key (`key:\n  - a`) or not (`key:\n- a`, BungeeCord's way): kept as it is. */
+function sequencesIndented(text: string): boolean {
+  const first = /^( *)[^\s#-][^\n]*:[ \t]*\r?\n( *)- /m.exec(text);
+  return first === null || first[2]!.length > first[1]!.length;
 }
 
 type Settable = Pick<Document, 'getIn' | 'setIn'>;
