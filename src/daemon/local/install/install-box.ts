@@ -40,9 +40,11 @@ const SCRIPT_NAME = 'install.sh';
  * The first process: the egg's entrypoint (bash, ash, sh...) when the image
  * has it, `sh` otherwise (Wings would fail; an image without bash is common
  * for `ash` eggs and the reverse). `$0` is the entrypoint, `$1` the script.
+ * Its standard error goes to the same pipe as its output: the lines keep the
+ * order the script printed them in.
  */
 const PICK_SHELL =
-  'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1"; fi; echo "$0 is not in this image: running the script with sh"; exec sh "$1"';
+  'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1" 2>&1; fi; echo "$0 is not in this image: running the script with sh"; exec sh "$1" 2>&1';
 
 export interface BoxTarget {
   readonly serverUuid: string;
