@@ -23,6 +23,8 @@ export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | Servic
   'allocation:remove': async () => (await import('./allocation-remove.js')).command,
   'servers:stop': async () => (await import('./servers-stop.js')).command,
   'server:reinstall': async () => (await import('./server-reinstall.js')).command,
+  'egg:import': async () => (await import('./egg-import.js')).command,
+  'egg:list': async () => (await import('./egg-list.js')).command,
 };
 
 export function isServiceCommand(command: CliCommand | ServiceCommand): command is ServiceCommand {
