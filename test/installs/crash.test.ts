@@ -45,19 +45,45 @@ function sql(statement: string, parameters: unknown[]): unknown {
   }
 }
 
+const EGG_UUID = randomUUID();
+
+/** A PTDL_v2 export whose install script is `script` (CRLF line ends, as exported eggs have them). */
+function eggFile(script: string): string {
+  const file = path.join(dataDir, `egg-${randomUUID()}.json`);
+  const egg = {
+    _comment: 'DO NOT EDIT: FILE GENERATED AUTOMATICALLY BY PTERODACTYL PANEL - PTERODACTYL.IO',
+    meta: { version: 'PTDL_v2', update_url: null },
+    exported_at: '2026-11-26T12:00:00+00:00',
+    name: 'Sleeper',
+    author: 'tests@quetzal.test',
+    uuid: EGG_UUID,
+    description: 'An install that takes its time.',
+    features: null,
+    docker_images: { Host: 'host' },
+    file_denylist: [],
+    startup: 'node server.mjs',
+    config: { files: '{}', startup: '{"done":"hello"}', logs: '{}', stop: '^C' },
+    scripts: {
+      installation: {
+        script: script.replace(/\n/g, '\r\n'),
+        container: 'ghcr.io/pterodactyl/installers:alpine',
+        entrypoint: 'bash',
+      },
+    },
+    variables: [],
+  };
+  fs.writeFileSync(file, JSON.stringify(egg));
+  return file;
+}
+
 const statusOf = (uuid: string) => (sql('select status from servers where uuid = ?', [uuid]) as { status: string | null }).status;
 
 it('leaves the server installing and its box running; the next start ends the box and marks it install_failed', async () => {
   const first = await startService(dataDir);
   handles.push(first);
   const server = await createServer(first, { name: 'crash mid-install' });
-  const now = Date.now();
-  const egg = sql(
-    `insert into eggs (uuid, name, docker_images, startup, config_startup, config_files, file_denylist, features,
-       script_install, script_container, script_entrypoint, created_at, updated_at)
-     values (?, 'sleeper', '{}', 'node server.mjs', '{}', '{}', '[]', '[]', ?, 'alpine', 'bash', ?, ?) returning id`,
-    [randomUUID(), 'echo "sleeping"\nsleep 300\necho "never"', now, now],
-  ) as { id: number };
+  // An egg in Pterodactyl's export format, through `egg:import`.
+  const egg = await cli(first, ['egg:import', '--file', eggFile('echo "sleeping"\nsleep 300\necho "never"')]);
   sql('update servers set egg_id = ? where uuid = ?', [egg.id, server.uuid]);
 
   const res = await api(first, 'POST', `/api/client/servers/${server.identifier}/settings/reinstall`);
@@ -85,7 +111,8 @@ it('leaves the server installing and its box running; the next start ends the bo
   expect(fs.existsSync(path.join(dataDir, 'run', 'installs', `${server.uuid}.owner`))).toBe(false);
 
   // The admin's retry, beside the running service: confined as its servers are.
-  sql('update eggs set script_install = ? where id = ?', ['echo "again" > /mnt/server/marker.txt', egg.id]);
+  // The same egg (same uuid) imported again with a script that ends: updated in place.
+  expect(await cli(handle, ['egg:import', '--file', eggFile('echo "again" > /mnt/server/marker.txt')])).toEqual(egg);
   expect(await cli(handle, ['server:reinstall', '--server', server.uuid])).toEqual({ uuid: server.uuid, status: null });
   expect(statusOf(server.uuid)).toBeNull();
   const marker = path.join(server.volumeDir, 'marker.txt');
