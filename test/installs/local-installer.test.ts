@@ -38,10 +38,11 @@ const script = (text: string, extra: Partial<InstallScript> = {}): InstallScript
 let dataDir: string;
 let daemon: LocalDaemon;
 let confined: boolean;
+let containers: Awaited<ReturnType<typeof testContainment>>;
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-installer-'));
-  const containers = await testContainment(dataDir);
+  containers = await testContainment(dataDir);
   confined = containers !== null;
   daemon = new LocalDaemon(dataDir, { containers });
   await daemon.start();
@@ -85,6 +86,32 @@ describe('LocalInstaller', () => {
     }
     expect(await daemon.installRunning(server)).toBe(false);
   }, 60_000);
+
+  it.runIf(process.env.CONTAINMENT !== 'off')(
+    "runs confined in the server's own network namespace, removed after",
+    async () => {
+      const server = newServer(4);
+      const namespace = containers!.network.namespaceName(server.uuid);
+      let seenInode = 0;
+      const lines: string[] = [];
+      const outcome = await daemon.install(
+        server,
+        script('readlink /proc/self/ns/net; cat /proc/net/route', { entrypoint: 'sh' }),
+        (line) => {
+          lines.push(line);
+          // While it runs, the namespace the server will have exists.
+          if (seenInode === 0) seenInode = fs.statSync(`/run/netns/${namespace}`, { throwIfNoEntry: false })?.ino ?? -1;
+        },
+      );
+      expect(outcome).toEqual({ exitCode: 0 });
+      expect(lines[0]).toBe(`net:[${seenInode}]`);
+      expect(lines[0]).not.toBe(fs.readlinkSync('/proc/self/ns/net'));
+      // Routed out: a default route (destination 00000000) through its own end of the pair.
+      expect(lines.some((line) => /^eth0\s+00000000\s/.test(line))).toBe(true);
+      expect(fs.existsSync(`/run/netns/${namespace}`)).toBe(false);
+    },
+    60_000,
+  );
 
   it('gives a failing script its exit code, and a new install empties the log', async () => {
     const server = newServer(2);

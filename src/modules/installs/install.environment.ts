@@ -7,7 +7,7 @@
 import type { Daemon, DaemonServer, InstallScript } from '../../daemon/daemon.js';
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow } from '../../db/schema.js';
-import { findEggInstall, findServerVariableValues } from './installs.repository.js';
+import { findEgg, serverVariableValues } from '../eggs/eggs.repository.js';
 
 /** The image installs run on when the egg names none this node has. */
 export const HOST_IMAGE = 'host';
@@ -20,11 +20,10 @@ export async function installScriptFor(
   target: DaemonServer,
 ): Promise<InstallScript | null> {
   if (server.egg_id === null) return null;
-  const egg = await findEggInstall(db, server.egg_id);
-  if (!egg || egg.script.trim() === '') return null;
+  const egg = await findEgg(db, server.egg_id);
+  if (!egg || egg.script_install.trim() === '') return null;
   const environment: Record<string, string> = {};
-  for (const variable of await findServerVariableValues(db, server.id, server.egg_id))
-    environment[variable.env_variable] = variable.value;
+  for (const variable of await serverVariableValues(db, server.id)) environment[variable.env_variable] = variable.value;
   const primary = target.allocations?.[0];
   Object.assign(environment, {
     STARTUP: server.startup ?? egg.startup,
@@ -34,7 +33,7 @@ export async function installScriptFor(
     P_SERVER_LOCATION: server.node,
   });
   // The egg's installer image when this node has one of that name (SPEC 16), the machine's own otherwise.
-  const container = egg.container.trim();
+  const container = egg.script_container.trim();
   const image = container !== '' && (await daemon.images.get(container)) !== null ? container : HOST_IMAGE;
-  return { script: egg.script, image, entrypoint: egg.entrypoint.trim() || 'bash', environment };
+  return { script: egg.script_install, image, entrypoint: egg.script_entrypoint.trim() || 'bash', environment };
 }

@@ -6,7 +6,7 @@
  * server's uid, limits and cgroup rules, a tmpfs /tmp, the host's system
  * folders or the image read-only, hidden paths masked) with three changes:
  * the volume at `/mnt/server` (writable; the working folder and HOME), the
- * script read-only at `/mnt/install/install.sh`, and the entrypoint as its
+ * script read-only at `/tmp/.quetzal-install/install.sh`, and the entrypoint as its
  * first process. Its network is the server's own namespace (SPEC 13),
  * attached for the install with no published port, detached after.
  *
@@ -33,16 +33,24 @@ import { containerSpec } from '../container/container-spec.js';
 import { lineSplitter } from './install-log.js';
 
 export const INSTALL_VOLUME = '/mnt/server';
-const SCRIPT_DIR = '/mnt/install';
+/**
+ * Inside the box's own /tmp (a tmpfs mounted before it): runc makes a missing
+ * mount point in the root before making it read-only, and an image's root is
+ * shared; its mount points are made at build time (images/rootfs-prepare.ts:
+ * /mnt/server is one), and a folder in the tmpfs needs none.
+ */
+const SCRIPT_DIR = '/tmp/.quetzal-install';
 const SCRIPT_NAME = 'install.sh';
 
 /**
  * The first process: the egg's entrypoint (bash, ash, sh...) when the image
  * has it, `sh` otherwise (Wings would fail; an image without bash is common
  * for `ash` eggs and the reverse). `$0` is the entrypoint, `$1` the script.
+ * Its standard error goes to the same pipe as its output: the lines keep the
+ * order the script printed them in.
  */
 const PICK_SHELL =
-  'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1"; fi; echo "$0 is not in this image: running the script with sh"; exec sh "$1"';
+  'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1" 2>&1; fi; echo "$0 is not in this image: running the script with sh"; exec sh "$1" 2>&1';
 
 export interface BoxTarget {
   readonly serverUuid: string;

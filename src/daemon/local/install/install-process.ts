@@ -22,7 +22,7 @@ import { lineSplitter } from './install-log.js';
 import { INSTALL_VOLUME } from './install-box.js';
 
 const PICK_SHELL =
-  'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1"; fi; echo "$0 is not on this machine: running the script with sh"; exec sh "$1"';
+  'if command -v "$0" >/dev/null 2>&1; then exec "$0" "$1" 2>&1; fi; echo "$0 is not on this machine: running the script with sh"; exec sh "$1" 2>&1';
 const STANDARD_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface StartedInstallProcess {
