@@ -65,7 +65,15 @@ describe('the web console: sign-in, servers and account', () => {
     await list.getByRole('link', { name: 'Creative build' }).click();
     const sections = page.getByRole('navigation', { name: 'Server sections' });
     await sections.waitFor();
-    expect(await sections.getByRole('link').allTextContents()).toEqual(['Console', 'Files', 'Schedules', 'Activity', 'Backups']);
+    expect(await sections.getByRole('link').allTextContents()).toEqual([
+      'Console',
+      'Files',
+      'Schedules',
+      'Activity',
+      'Backups',
+      'Startup',
+      'Settings',
+    ]);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -44,6 +44,7 @@ export async function makeEgg(
     { env: 'SERVER_JARFILE', name: 'Server Jar File', default: 'server.jar', rules: 'required|regex:/^([\\w\\d._-]+)(\\.jar)$/' },
     { env: 'LEVEL_SEED', name: 'Level Seed', default: '', rules: 'nullable|string|max:20', editable: true },
     { env: 'BUILD_NUMBER', name: 'Build Number', default: 'latest', rules: 'required|string|max:20', editable: false },
+    { env: 'MAX_PLAYERS', name: 'Max Players', default: '20', rules: 'required|integer|between:1,100' },
     { env: 'SECRET_TOKEN', name: 'Secret', default: 's3cret', rules: 'required|string', viewable: false, editable: false },
   ];
   const variables = [];

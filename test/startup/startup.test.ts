@@ -31,6 +31,7 @@ describeEachDatabase('startup routes', (database) => {
       'SERVER_JARFILE',
       'LEVEL_SEED',
       'BUILD_NUMBER',
+      'MAX_PLAYERS',
     ]);
     expect(body.data[0]).toEqual({
       object: 'egg_variable',
@@ -88,7 +89,7 @@ describeEachDatabase('startup routes', (database) => {
     const shown = (await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}` })).json();
     expect(shown.attributes.invocation).toBe('java -Xmx1024M -jar fabric.jar --port {{SERVER_PORT}} --seed ');
     expect(shown.attributes.docker_image).toBe('ghcr.io/pterodactyl/yolks:java_17');
-    expect(shown.attributes.relationships.variables.data).toHaveLength(3);
+    expect(shown.attributes.relationships.variables.data).toHaveLength(4);
   });
 
   it("refuses unknown, hidden and read-only variables with Pterodactyl's 400s, changing nothing", async () => {
@@ -113,6 +114,9 @@ describeEachDatabase('startup routes', (database) => {
       [{ key: 'SERVER_JARFILE' }, 'value', 'required'],
       [{ key: 'SERVER_JARFILE', value: '' }, 'value', 'required'],
       [{ key: 'LEVEL_SEED', value: 'x'.repeat(21) }, 'value', 'max'],
+      [{ key: 'MAX_PLAYERS', value: 'lots' }, 'value', 'integer'],
+      [{ key: 'MAX_PLAYERS', value: '101' }, 'value', 'between'],
+      [{ key: 'MAX_PLAYERS', value: 0 }, 'value', 'between'],
       [{ value: 'paper.jar' }, 'key', 'required'],
     ];
     for (const [payload, field, rule] of cases) {

@@ -3,7 +3,7 @@ import type { ServerRow } from '../../db/schema.js';
 import { badRequest, notFound, ValidationError } from '../../http/errors.js';
 import { recordActivities, type Actor } from '../activity/activity.recorder.js';
 import { dockerImagesOf } from '../startup/startup.service.js';
-import { findEgg } from '../startup/startup.repository.js';
+import { findEgg } from '../eggs/eggs.repository.js';
 import type { DockerImageInput, RenameServerInput } from './settings.schemas.js';
 import { lockServerForSettings, setServerImage, setServerNameAndDescription } from './settings.repository.js';
 

@@ -7,13 +7,8 @@ import { findSubuserPermissionsOn } from '../subusers/subusers.repository.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
 import { findAllocationOfServer } from '../allocations/allocations.repository.js';
 import { renderStartupCommand } from './startup.command.js';
-import {
-  findEgg,
-  findEggVariablesOfServers,
-  findServerEggVariables,
-  upsertServerVariable,
-  type ServerEggVariable,
-} from './startup.repository.js';
+import { findEgg, serverVariableValues, setServerVariable } from '../eggs/eggs.repository.js';
+import { findEggVariablesOfServers, type ServerEggVariable } from './startup.repository.js';
 import type { UpdateVariableInput } from './startup.schemas.js';
 import { assertVariableValue } from './variable-validation.js';
 
@@ -46,7 +41,7 @@ export function dockerImagesOf(egg: Pick<EggRow, 'docker_images'> | undefined): 
 
 /** The server's egg variables (none without an egg) and the context its startup command is filled from. */
 async function startupInputs(db: Queryable, server: ServerRow) {
-  const variables = server.egg_id === null ? [] : await findServerEggVariables(db, server.id, server.egg_id);
+  const variables: ServerEggVariable[] = server.egg_id === null ? [] : await serverVariableValues(db, server.id);
   const allocation =
     server.allocation_id === null ? undefined : await findAllocationOfServer(db, server.allocation_id, server.id);
   const context = { memoryMiB: server.memory_mib, allocation: allocation ? { ip: allocation.ip, port: allocation.port } : null };
@@ -82,7 +77,7 @@ export interface StartupShown {
 
 /** The server's egg variables, as one server object shows them to `access`. */
 export async function startupShownTo(db: Queryable, access: Access, server: ServerRow): Promise<StartupShown> {
-  const variables = server.egg_id === null ? [] : await findServerEggVariables(db, server.id, server.egg_id);
+  const variables: ServerEggVariable[] = server.egg_id === null ? [] : await serverVariableValues(db, server.id);
   return { variables, canReadStartup: can(access, 'startup.read') };
 }
 
@@ -131,8 +126,8 @@ export async function updateStartupVariable(
       throw badRequest('The environment variable you are trying to edit does not exist.');
     }
     if (variable.user_editable !== 1) throw badRequest('The environment variable you are trying to edit is read-only.');
-    assertVariableValue(variable.rules, input.value === undefined ? null : value);
-    await upsertServerVariable(trx, current.id, variable.id, value, now);
+    assertVariableValue(variable.rules, value);
+    await setServerVariable(trx, current.id, variable.id, value, now);
     const updated = { ...variable, server_value: value };
     if (variable.server_value !== value) {
       await recordActivity(trx, {

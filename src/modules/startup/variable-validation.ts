@@ -1,80 +1,38 @@
-import { ValidationError } from '../../http/errors.js';
+import { badRequest, ValidationError } from '../../http/errors.js';
+import { parseRules, validateParsed, VariableRulesError, type ParsedRule } from '../eggs/variable-rules.js';
+
+const SIZE_RULES: ReadonlySet<string> = new Set(['between', 'min', 'max', 'size']);
+const NUMERIC_KIND: ReadonlySet<string> = new Set(['numeric', 'integer']);
 
 /**
  * Checks a startup variable's new value against the variable's Laravel rules
- * (SPEC 16's subset) and throws the 422 Pterodactyl answers, on `value`.
- * Placeholder until the eggs module's variable-rules.ts lands.
+ * (the eggs module's validateVariableValue) and throws the 422 Pterodactyl
+ * answers: one failure on `value`, with Laravel's sentence and the rule that
+ * failed (the first, in the rules' order).
  */
-export function assertVariableValue(rules: string, value: string | null): void {
-  const list = rules.split('|').filter((rule) => rule !== '');
-  const nullable = list.includes('nullable');
-  if (value === null || value === '') {
-    if (list.includes('required')) throw ValidationError.of('value', 'required', 'The value field is required.');
-    if (nullable || !list.includes('required')) return;
+export function assertVariableValue(rules: string, value: string): void {
+  let parsed: ParsedRule[];
+  try {
+    parsed = parseRules(rules);
+  } catch (err) {
+    // Checked at egg:import; rules written into the database by hand can still be wrong: the host's mistake, said plainly.
+    if (err instanceof VariableRulesError) throw badRequest(`This variable's validation rules are invalid: ${err.message}`);
+    throw err;
   }
-  const text = value ?? '';
-  const numeric = list.includes('integer') || list.includes('numeric');
-  for (const rule of list) {
-    const [name, argument = ''] = rule.split(/:(.*)/s) as [string, string?];
-    switch (name) {
-      case 'integer':
-        if (!/^[+-]?\d+$/.test(text)) throw ValidationError.of('value', 'integer', 'The value field must be an integer.');
-        break;
-      case 'numeric':
-        if (text.trim() === '' || Number.isNaN(Number(text)))
-          throw ValidationError.of('value', 'numeric', 'The value field must be a number.');
-        break;
-      case 'boolean':
-        if (!['0', '1', 'true', 'false'].includes(text))
-          throw ValidationError.of('value', 'boolean', 'The value field must be true or false.');
-        break;
-      case 'in':
-        if (!argument.split(',').includes(text)) throw ValidationError.of('value', 'in', 'The selected value is invalid.');
-        break;
-      case 'max': {
-        const limit = Number(argument);
-        if (numeric ? Number(text) > limit : [...text].length > limit)
-          throw ValidationError.of(
-            'value',
-            'max',
-            `The value field must not be greater than ${argument}${numeric ? '' : ' characters'}.`,
-          );
-        break;
-      }
-      case 'min': {
-        const limit = Number(argument);
-        if (numeric ? Number(text) < limit : [...text].length < limit)
-          throw ValidationError.of(
-            'value',
-            'min',
-            `The value field must be at least ${argument}${numeric ? '' : ' characters'}.`,
-          );
-        break;
-      }
-      case 'between': {
-        const [low = 0, high = 0] = argument.split(',').map(Number);
-        const size = numeric ? Number(text) : [...text].length;
-        if (size < low || size > high)
-          throw ValidationError.of(
-            'value',
-            'between',
-            `The value field must be between ${low} and ${high}${numeric ? '' : ' characters'}.`,
-          );
-        break;
-      }
-      case 'regex': {
-        const match = /^\/(.*)\/([a-z]*)$/s.exec(argument);
-        let pattern: RegExp | undefined;
-        try {
-          pattern = match ? new RegExp(match[1] ?? '', (match[2] ?? '').replace(/[^imsu]/g, '')) : undefined;
-        } catch {
-          pattern = undefined;
-        }
-        if (!pattern || !pattern.test(text)) throw ValidationError.of('value', 'regex', 'The value field format is invalid.');
-        break;
-      }
-      default:
-        break;
-    }
+  const detail = validateParsed(parsed, value, 'value');
+  if (detail === null) return;
+  throw ValidationError.of('value', failedRule(parsed, value), detail);
+}
+
+/** Which rule refused the value: each is tried alone (a size rule with the rules that make it numeric). */
+function failedRule(parsed: readonly ParsedRule[], value: string): string {
+  if (value.trim() === '' && parsed.some((rule) => rule.name === 'required')) return 'required';
+  const numeric = parsed.filter((rule) => NUMERIC_KIND.has(rule.name));
+  for (const rule of parsed) {
+    if (rule.name === 'required' || rule.name === 'nullable') continue;
+    const alone = SIZE_RULES.has(rule.name) ? [...numeric, rule] : [rule];
+    const result = validateParsed(alone, value, 'value');
+    if (result !== null && (!SIZE_RULES.has(rule.name) || validateParsed(numeric, value, 'value') === null)) return rule.name;
   }
+  return parsed.find((rule) => NUMERIC_KIND.has(rule.name))?.name ?? 'required';
 }

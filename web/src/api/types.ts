@@ -40,6 +40,9 @@ export interface ServerAttributes {
   is_installing: boolean;
   limits: { memory: number; disk: number; cpu: number };
   feature_limits: { backups: number };
+  sftp_details?: { ip: string; port: number };
+  docker_image?: string;
+  invocation?: string;
 }
 
 export type Server = Item<'server', ServerAttributes> & { meta?: { is_server_owner?: boolean; user_permissions?: string[] } };

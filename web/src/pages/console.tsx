@@ -99,6 +99,16 @@ export function ConsoleSection() {
       case 'console output':
         append(String(frame.args[0] ?? ''), 'output');
         break;
+      // SPEC 16: an install's output, live, as Pterodactyl's console shows it.
+      case 'install started':
+        append('[Quetzal] Installation started.', 'panel');
+        break;
+      case 'install output':
+        append(String(frame.args[0] ?? ''), 'output');
+        break;
+      case 'install completed':
+        append('[Quetzal] Installation completed.', 'panel');
+        break;
       case 'daemon error':
         append(`[Quetzal] ${String(frame.args[0] ?? 'The daemon reported an error.')}`, 'error');
         break;

@@ -15,6 +15,8 @@ const ScheduleDetail = lazy(() => import('./schedule-detail').then((m) => m.Sche
 const ActivitySection = lazy(() => import('./activity').then((m) => m.ActivitySection));
 const BackupsSection = lazy(() => import('./backups').then((m) => m.BackupsSection));
 const FilesSection = lazy(() => import('./files').then((m) => m.FilesSection));
+const StartupSection = lazy(() => import('./startup').then((m) => m.StartupSection));
+const SettingsSection = lazy(() => import('./settings').then((m) => m.SettingsSection));
 // CodeMirror comes with this page only (its own chunks), never with the console's first load.
 const FileEditorPage = lazy(() => import('./file-editor').then((m) => m.FileEditorPage));
 
@@ -26,6 +28,8 @@ const SECTIONS = [
   { name: 'Schedules', path: '/schedules', matches: (location: string) => location.startsWith('/schedules') },
   { name: 'Activity', path: '/activity', matches: (location: string) => location.startsWith('/activity') },
   { name: 'Backups', path: '/backups', matches: (location: string) => location.startsWith('/backups') },
+  { name: 'Startup', path: '/startup', matches: (location: string) => location.startsWith('/startup') },
+  { name: 'Settings', path: '/settings', matches: (location: string) => location.startsWith('/settings') },
 ];
 
 const STATUS_NOTES: Record<string, string> = {
@@ -107,6 +111,8 @@ export function ServerPage({ id }: { id: string }) {
           </Route>
           <Route path="/activity" component={ActivitySection} />
           <Route path="/backups" component={BackupsSection} />
+          <Route path="/startup" component={StartupSection} />
+          <Route path="/settings" component={SettingsSection} />
           <Route>
             <p>
               No such section. <Link href="/">Open the console</Link>
