@@ -1,4 +1,3 @@
-import { lstatSync, readdirSync, statSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -13,17 +12,16 @@ import {
   type ServerResources,
   type ServerState,
 } from '../daemon.js';
-import { crashPoint, crashPointArmed } from '../../crash-point.js';
 import { PRIVATE_DIR_MODE } from '../../private-files.js';
 import { createArchive } from './archive/create.js';
-import { lstatOrNull } from './archive/lstat-or-null.js';
-import { restoreArchive } from './archive/restore.js';
+import { discardBackupFiles, watchForCrashWhileArchiving } from './archive/backup-files.js';
 import { ConsoleBusyError, ProcessSupervisor, ServerNotRunningError, NoStartupCommandError } from './process/supervisor.js';
 import { ConsoleTails } from './process/console-tail.js';
-import { discardFolder, settleRestoreFolder } from './restore/recover-restore.js';
-import { listRestoreFolders, restoreFolder } from './restore/restore-folder.js';
+import { pidFileServers } from './process/pid-files.js';
+import { LocalRestores } from './restore/local-restores.js';
 import { ContainerLauncher } from './container/container-launcher.js';
-import { serverUid, UidRangeExhaustedError, type ContainerRuntime } from './container/container-runtime.js';
+import type { ContainerRuntime } from './container/container-runtime.js';
+import { confinedUidOf } from './volume/server-uid.js';
 import { silentLogger } from './process/supervisor-options.js';
 import { UsageSampler } from './resources/usage-sampler.js';
 import { DISK_LIMIT_LINE, DiskWatch } from './resources/disk-watch.js';
@@ -36,9 +34,6 @@ import { LocalInstaller } from './install/local-installer.js';
 import { hasServerFiles, removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.js';
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
-import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
-
-const lstatOrNullSync = (file: string) => lstatSync(file, { throwIfNoEntry: false }) ?? null;
 
 /** A confined server's volume folder: its own uid's only (SPEC 10). */
 const VOLUME_MODE = 0o700;
@@ -78,6 +73,7 @@ export class LocalDaemon implements Daemon {
   /** The node's images (SPEC 16), under `DATA_DIR/images`. */
   readonly images: LocalImages;
   private readonly installer: LocalInstaller;
+  private readonly restores: LocalRestores;
   private readonly logger: NonNullable<ConstructorParameters<typeof ProcessSupervisor>[0]['logger']>;
 
   constructor(
@@ -130,10 +126,18 @@ export class LocalDaemon implements Daemon {
       uidOf: (server) => this.serverUid(server),
       rootfsOf: (image) => this.images.rootfsOf(image),
       serverRunning: (uuid) => this.processes.state(uuid) !== 'offline',
-      volumeChanged: (server) => {
-        this.diskUsageCache.forget(server.uuid);
-        this.files.budget.forget(server);
-      },
+      volumeChanged: (server) => this.volumeChanged(server),
+    });
+    this.restores = new LocalRestores({
+      volumesDir: this.paths.volumes,
+      volumeDir: (uuid) => this.volumeDir(uuid),
+      backupPath: (uuid) => this.backupPath(uuid),
+      prepareVolume: (server) => this.prepareVolume(server),
+      stopIfRunning: (server) => this.haltIfRunning(server, 'stop'),
+      killIfRunning: (server) => this.haltIfRunning(server, 'kill'),
+      volumeUsage: (server) => this.volumeUsage(server, 0),
+      volumeOwner: (server) => this.volumeOwner(server),
+      volumeChanged: (server) => this.volumeChanged(server),
     });
     this.usage = new UsageSampler({
       onReadError: (serverUuid, err) => logger.warn({ err, serverUuid }, "could not read a server's usage"),
@@ -152,6 +156,16 @@ export class LocalDaemon implements Daemon {
         this.diskWatch.untrack(serverUuid);
       }
     });
+  }
+
+  /** The volume changed under the daemon (a restore, an install): kept measurements of it are stale. */
+  private volumeChanged(server: DaemonServer): void {
+    this.diskUsageCache.forget(server.uuid);
+    this.files.budget.forget(server);
+  }
+
+  private async haltIfRunning(server: DaemonServer, how: 'stop' | 'kill'): Promise<void> {
+    if (this.processes.state(server.uuid) !== 'offline') await this.processes[how](this.supervised(server));
   }
 
   private trackUsage(serverUuid: string): void {
@@ -192,27 +206,9 @@ export class LocalDaemon implements Daemon {
     };
   }
 
-  /**
-   * The uid (and gid) the server runs as when confined: its own from
-   * SERVER_UID_RANGE (SPEC 10); undefined unconfined. A caller that does not
-   * know the server's slot (a DaemonServer built from a partial row) gets
-   * the uid its volume was given, when that lies in the range: never the
-   * shared SERVER_UID, which would take the volume back from the server's uid.
-   */
+  /** The uid a confined server runs as (volume/server-uid.ts); undefined unconfined. */
   private serverUid(server: DaemonServer): number | undefined {
-    if (!this.containers) return undefined;
-    const range = this.containers.uidRange;
-    if (range !== null && (server.uidSlot === undefined || server.uidSlot === null)) {
-      // Only the daemon (root) gives a volume's root away: a server's own process cannot chown it to another uid.
-      const owner = lstatOrNullSync(this.volumeDir(server.uuid))?.uid;
-      if (owner !== undefined && owner >= range.first && owner <= range.last) return owner;
-    }
-    try {
-      return serverUid(this.containers, server.uidSlot);
-    } catch (err) {
-      if (err instanceof UidRangeExhaustedError) throw new DaemonError(err.message);
-      throw err;
-    }
+    return confinedUidOf(this.containers, server, this.volumeDir(server.uuid));
   }
 
   async prepareVolume(server: DaemonServer): Promise<void> {
@@ -408,7 +404,7 @@ export class LocalDaemon implements Daemon {
     // The backups service refuses first; this holds for any other caller. Before any archive file exists.
     await this.refuseOverDiskLimit(server, 'creating a backup');
     await this.prepareVolume(server);
-    const stopWatching = this.watchForCrashWhileArchiving(backup.uuid);
+    const stopWatching = watchForCrashWhileArchiving(this.paths.backups, this.backupPath(backup.uuid));
     try {
       return await createArchive({
         volumeDir: this.volumeDir(server.uuid),
@@ -420,88 +416,32 @@ export class LocalDaemon implements Daemon {
     }
   }
 
-  /** Test-only (QUETZAL_TEST_CRASH_AT=backup-writing): dies once the partial archive has its first bytes. */
-  private watchForCrashWhileArchiving(backupUuid: string): () => void {
-    if (!crashPointArmed('backup-writing')) return () => undefined;
-    const prefix = `.${path.basename(this.backupPath(backupUuid))}.`;
-    const timer = setInterval(() => {
-      for (const name of readdirSync(this.paths.backups)) {
-        if (name.startsWith(prefix) && statSync(path.join(this.paths.backups, name), { throwIfNoEntry: false })?.size)
-          crashPoint('backup-writing');
-      }
-    }, 1);
-    return () => clearInterval(timer);
-  }
-
-  async restoreBackup(
+  restoreBackup(
     server: DaemonServer,
     backup: { uuid: string; sha1: string | null },
     options: { truncate: boolean; restoreId?: string; maxEntries?: number },
   ): Promise<void> {
-    // A running server is stopped first (SPEC 4).
-    if (this.processes.state(server.uuid) !== 'offline') await this.processes.stop(this.supervised(server));
-    await this.prepareVolume(server);
-    const used = () => this.volumeUsage(server, 0);
-    const maxBytes = await restoreByteBound(server.limits, options.truncate, used);
-    const maxEntries = await restoreEntryBound(server.limits, options.truncate, options.maxEntries, used);
-    try {
-      await restoreArchive({
-        archivePath: this.backupPath(backup.uuid),
-        volumeDir: this.volumeDir(server.uuid),
-        expectedSha1: backup.sha1,
-        truncate: options.truncate,
-        limits: {
-          ...(maxEntries !== undefined ? { maxEntries } : {}),
-          ...(maxBytes !== undefined ? { maxBytes } : {}),
-        },
-        ...(options.restoreId !== undefined ? { folder: this.restoreFolder(options.restoreId) } : {}),
-        ...(this.volumeOwner(server) ? { owner: this.volumeOwner(server) } : {}),
-      });
-    } finally {
-      // The volume changed (or may have, if the move failed halfway): a kept figure would be stale.
-      this.diskUsageCache.forget(server.uuid);
-      this.files.budget.forget(server);
-    }
+    return this.restores.restore(server, backup, options);
   }
 
-  async recoverRestore(server: DaemonServer, restoreId: string): Promise<'restored' | 'rolled-back' | 'not-here'> {
-    const folder = this.restoreFolder(restoreId);
-    const [volume, progress] = await Promise.all([lstatOrNull(this.volumeDir(server.uuid)), lstatOrNull(folder.root)]);
-    if (volume === null && progress === null) return 'not-here';
-    // A server process that survived its instance (reaped at start, but not one on another node) must not write meanwhile.
-    if (this.processes.state(server.uuid) !== 'offline') await this.processes.kill(this.supervised(server));
-    return settleRestoreFolder(folder);
+  recoverRestore(server: DaemonServer, restoreId: string): Promise<'restored' | 'rolled-back' | 'not-here'> {
+    return this.restores.recover(server, restoreId);
   }
 
-  async discardRestore(restoreId: string): Promise<void> {
-    // Settled first: a journal still there (a forced clear mid-move) is run to its end, never dropped halfway.
-    const folder = this.restoreFolder(restoreId);
-    await settleRestoreFolder(folder);
-    await discardFolder(folder);
+  discardRestore(restoreId: string): Promise<void> {
+    return this.restores.discard(restoreId);
   }
 
-  async listRestores(): Promise<string[]> {
-    return listRestoreFolders(this.paths.volumes);
-  }
-
-  private restoreFolder(restoreId: string) {
-    // The id comes from our own row; refuse anything that could name another folder.
-    if (!/^[A-Za-z0-9-]+$/.test(restoreId)) throw new Error(`invalid restore id ${JSON.stringify(restoreId)}`);
-    return restoreFolder(this.paths.volumes, restoreId);
+  listRestores(): Promise<string[]> {
+    return this.restores.list();
   }
 
   async deleteBackup(_server: DaemonServer, backupUuid: string): Promise<void> {
     await fs.rm(this.backupPath(backupUuid), { force: true });
   }
 
-  async discardBackup(server: DaemonServer, backupUuid: string): Promise<void> {
-    const archive = path.basename(this.backupPath(backupUuid));
-    // createArchive's temporary files: `.<archive name>.<random>.partial` beside the archive.
-    const partials = (await fs.readdir(this.paths.backups).catch(() => [] as string[])).filter(
-      (name) => name.startsWith(`.${archive}.`) && name.endsWith('.partial'),
-    );
-    await Promise.all(partials.map((name) => fs.rm(path.join(this.paths.backups, name), { force: true })));
-    await this.deleteBackup(server, backupUuid);
+  async discardBackup(_server: DaemonServer, backupUuid: string): Promise<void> {
+    await discardBackupFiles(this.paths.backups, this.backupPath(backupUuid));
   }
 
   async deleteFiles(server: DaemonServer, paths: string[]): Promise<void> {
@@ -537,17 +477,7 @@ export class LocalDaemon implements Daemon {
 
   /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */
   runningServers(): string[] {
-    const names = (() => {
-      try {
-        return readdirSync(this.paths.run);
-      } catch {
-        return [] as string[];
-      }
-    })();
-    return names.flatMap((name) => {
-      const match = /^([A-Za-z0-9_-]+)\.pid$/.exec(name);
-      return match && this.processes.state(match[1]!) !== 'offline' ? [match[1]!] : [];
-    });
+    return pidFileServers(this.paths.run).filter((uuid) => this.processes.state(uuid) !== 'offline');
   }
 
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void {

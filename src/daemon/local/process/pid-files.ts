@@ -198,3 +198,17 @@ export class PidFiles {
     });
   }
 }
+
+/** The servers a pid file in `runDir` names (running, starting or left by a gone instance); none when the folder is missing. */
+export function pidFileServers(runDir: string): string[] {
+  let names: string[];
+  try {
+    names = fsSync.readdirSync(runDir);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => {
+    const match = /^([A-Za-z0-9_-]+)\.pid$/.exec(name);
+    return match ? [match[1]!] : [];
+  });
+}
