@@ -130,7 +130,14 @@ export class ProcessSupervisor {
     this.events = new StateEvents(this.log);
     this.outOfMemory = new OutOfMemoryReports(this.log);
     this.doneLines = new DoneLines(this.logDir, options.watchConsole);
-    this.foreign = new ForeignProcesses(this.pidFiles, this.events, this.stopGraceMs, this.log, (uuid) => this.state(uuid), this.launcher);
+    this.foreign = new ForeignProcesses(
+      this.pidFiles,
+      this.events,
+      this.stopGraceMs,
+      this.log,
+      (uuid) => this.state(uuid),
+      this.launcher,
+    );
   }
 
   /**
@@ -271,7 +278,9 @@ export class ProcessSupervisor {
    * is owned by a live instance. Processes of live instances are left alone.
    */
   async reapOrphans(): Promise<void> {
-    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) => this.adopt(serverUuid, found));
+    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) =>
+      this.adopt(serverUuid, found),
+    );
     // What no pid file accounts for: a crash between starting a container and writing its pid file.
     await this.launcher.sweep((serverUuid) => this.processes.has(serverUuid) || this.pidFiles.readSync(serverUuid) !== null);
   }
@@ -330,7 +339,10 @@ export class ProcessSupervisor {
     };
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(serverUuid, proc);
-    this.log.info({ serverUuid, pid: record.pid, previousOwner: record.owner?.pid }, 'adopted a server a previous run left running');
+    this.log.info(
+      { serverUuid, pid: record.pid, previousOwner: record.owner?.pid },
+      'adopted a server a previous run left running',
+    );
     this.events.emit(serverUuid, 'running');
     return true;
   }
