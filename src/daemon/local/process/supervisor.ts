@@ -13,6 +13,7 @@ import {
   groupEnded,
   killAfterGrace,
   killGroup,
+  managedProcess,
   recordOf,
   requestStop,
   type LiveState,
@@ -320,7 +321,7 @@ export class ProcessSupervisor {
     }
     launched.stdin?.on('error', (err) => this.log.warn({ err, serverUuid }, 'server console write failed'));
     const startedAt = Date.parse(record.startedAt);
-    const proc: ManagedProcess = {
+    const proc = managedProcess({
       target: { uuid: serverUuid, startup: record.command, stopCommand: null, volumeDir: '' },
       pid: record.pid,
       container: launched.container,
@@ -329,14 +330,8 @@ export class ProcessSupervisor {
       stdin: launched.stdin,
       pidFile: text,
       state: 'running',
-      recorded: Promise.resolve(),
-      exited: Promise.resolve(),
-      launched: Promise.resolve(),
-      markLaunched: noop,
-      killTimer: undefined,
-      killedAt: undefined,
       stopLogRotation: launched.stopWatching,
-    };
+    });
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(serverUuid, proc);
     this.log.info(
@@ -404,7 +399,7 @@ export class ProcessSupervisor {
   private track(target: SupervisedServer, launched: LaunchedProcess, claim: Claim): ManagedProcess {
     let markLaunched = noop;
     const launchDone = new Promise<void>((resolve) => (markLaunched = resolve));
-    const proc: ManagedProcess = {
+    const proc = managedProcess({
       target,
       pid: launched.pid,
       container: launched.container,
@@ -413,14 +408,10 @@ export class ProcessSupervisor {
       stdin: launched.stdin,
       pidFile: claim.text,
       state: 'starting',
-      recorded: Promise.resolve(),
-      exited: Promise.resolve(),
       launched: launchDone,
       markLaunched,
-      killTimer: undefined,
-      killedAt: undefined,
       stopLogRotation: launched.stopWatching,
-    };
+    });
     proc.recorded = this.pidFiles.record(proc, claim.record);
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(target.uuid, proc);
