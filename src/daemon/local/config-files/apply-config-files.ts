@@ -25,7 +25,7 @@ import { editXmlFile } from './xml-file.js';
 import { editYamlFile } from './yaml-file.js';
 
 /** A config file is read whole: larger than this, it is left alone (and the console says so). */
-export const CONFIG_FILE_MAX_BYTES = 8 * 1024 * 1024;
+const CONFIG_FILE_MAX_BYTES = 8 * 1024 * 1024;
 
 /** The part of the files layer (LocalFiles) this needs. */
 export interface ConfigFileStore {

@@ -25,7 +25,7 @@ export function editIniFile(text: string, replacements: readonly Replacement[]):
 }
 
 /** Wings' split: at the first dot outside brackets; brackets are dropped; later dots belong to the key. */
-export function splitMatch(match: string): { section: string; key: string } {
+function splitMatch(match: string): { section: string; key: string } {
   const parts: string[] = [];
   let current = '';
   let depth = 0;

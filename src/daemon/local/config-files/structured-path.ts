@@ -6,7 +6,7 @@
  */
 export type PathSegment = string | number;
 
-export interface ParsedPath {
+interface ParsedPath {
   /** The path up to the wildcard, or the whole path. */
   readonly base: PathSegment[];
   /** With a wildcard: the path set under each child of `base` (may be empty: the child itself). */

@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import type { ServerState } from '../../daemon.js';
 import { REAP_KILL_WAIT_MS, groupAlive, signalRecorded, type RecordedGroup } from './process-group.js';
 import type { DoneWatch } from './done-lines.js';
+import { noop } from './helpers.js';
 import { stopRequest } from './stop-request.js';
 import type { ProcessLogger, SupervisedServer } from './supervisor-options.js';
 import { pollDelay, sleep } from './waiting.js';
@@ -38,6 +39,22 @@ export interface ManagedProcess {
   killedAt: number | undefined;
   /** While `starting`: the watch for the server's done line (done-lines.ts); cancelled at the exit. */
   doneWatch?: DoneWatch;
+}
+
+/** A new ManagedProcess: nothing recorded, exited or launched to wait for yet, no kill pending, unless given. */
+export function managedProcess(
+  init: Omit<ManagedProcess, 'recorded' | 'exited' | 'launched' | 'markLaunched' | 'killTimer' | 'killedAt'> &
+    Partial<Pick<ManagedProcess, 'launched' | 'markLaunched'>>,
+): ManagedProcess {
+  return {
+    recorded: Promise.resolve(),
+    exited: Promise.resolve(),
+    launched: Promise.resolve(),
+    markLaunched: noop,
+    killTimer: undefined,
+    killedAt: undefined,
+    ...init,
+  };
 }
 
 export function requestStop(proc: ManagedProcess, stopCommand: string | null): void {

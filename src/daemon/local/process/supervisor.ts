@@ -13,6 +13,7 @@ import {
   groupEnded,
   killAfterGrace,
   killGroup,
+  managedProcess,
   recordOf,
   requestStop,
   type LiveState,
@@ -130,7 +131,14 @@ export class ProcessSupervisor {
     this.events = new StateEvents(this.log);
     this.outOfMemory = new OutOfMemoryReports(this.log);
     this.doneLines = new DoneLines(this.logDir, options.watchConsole);
-    this.foreign = new ForeignProcesses(this.pidFiles, this.events, this.stopGraceMs, this.log, (uuid) => this.state(uuid), this.launcher);
+    this.foreign = new ForeignProcesses(
+      this.pidFiles,
+      this.events,
+      this.stopGraceMs,
+      this.log,
+      (uuid) => this.state(uuid),
+      this.launcher,
+    );
   }
 
   /**
@@ -271,7 +279,9 @@ export class ProcessSupervisor {
    * is owned by a live instance. Processes of live instances are left alone.
    */
   async reapOrphans(): Promise<void> {
-    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) => this.adopt(serverUuid, found));
+    await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) =>
+      this.adopt(serverUuid, found),
+    );
     // What no pid file accounts for: a crash between starting a container and writing its pid file.
     await this.launcher.sweep((serverUuid) => this.processes.has(serverUuid) || this.pidFiles.readSync(serverUuid) !== null);
   }
@@ -311,7 +321,7 @@ export class ProcessSupervisor {
     }
     launched.stdin?.on('error', (err) => this.log.warn({ err, serverUuid }, 'server console write failed'));
     const startedAt = Date.parse(record.startedAt);
-    const proc: ManagedProcess = {
+    const proc = managedProcess({
       target: { uuid: serverUuid, startup: record.command, stopCommand: null, volumeDir: '' },
       pid: record.pid,
       container: launched.container,
@@ -320,17 +330,14 @@ export class ProcessSupervisor {
       stdin: launched.stdin,
       pidFile: text,
       state: 'running',
-      recorded: Promise.resolve(),
-      exited: Promise.resolve(),
-      launched: Promise.resolve(),
-      markLaunched: noop,
-      killTimer: undefined,
-      killedAt: undefined,
       stopLogRotation: launched.stopWatching,
-    };
+    });
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(serverUuid, proc);
-    this.log.info({ serverUuid, pid: record.pid, previousOwner: record.owner?.pid }, 'adopted a server a previous run left running');
+    this.log.info(
+      { serverUuid, pid: record.pid, previousOwner: record.owner?.pid },
+      'adopted a server a previous run left running',
+    );
     this.events.emit(serverUuid, 'running');
     return true;
   }
@@ -392,7 +399,7 @@ export class ProcessSupervisor {
   private track(target: SupervisedServer, launched: LaunchedProcess, claim: Claim): ManagedProcess {
     let markLaunched = noop;
     const launchDone = new Promise<void>((resolve) => (markLaunched = resolve));
-    const proc: ManagedProcess = {
+    const proc = managedProcess({
       target,
       pid: launched.pid,
       container: launched.container,
@@ -401,14 +408,10 @@ export class ProcessSupervisor {
       stdin: launched.stdin,
       pidFile: claim.text,
       state: 'starting',
-      recorded: Promise.resolve(),
-      exited: Promise.resolve(),
       launched: launchDone,
       markLaunched,
-      killTimer: undefined,
-      killedAt: undefined,
       stopLogRotation: launched.stopWatching,
-    };
+    });
     proc.recorded = this.pidFiles.record(proc, claim.record);
     proc.exited = launched.exited.then(({ code, signal }) => this.afterExit(proc, code, signal));
     this.processes.set(target.uuid, proc);
