@@ -31,7 +31,7 @@ import { chownTree, ownedBy } from './volume/volume-owner.js';
 import { LocalFiles } from './files/local-files.js';
 import { LocalImages } from './images/local-images.js';
 import { LocalInstaller } from './install/local-installer.js';
-import { hasServerFiles, removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.js';
+import { removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.js';
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 import { restoreByteBound, restoreEntryBound } from './volume/restore-bounds.js';
@@ -496,13 +496,7 @@ export class LocalDaemon implements Daemon {
 
   async removeServer(server: DaemonServer): Promise<void> {
     if ((await this.state(server)) !== 'offline') throw new DaemonError('The server is running: stop it before removing it.');
-    this.diskWatch.untrack(server.uuid);
     await removeServerFiles(this.paths, server.uuid);
-  }
-
-  /** Whether anything of the server is left on this node: a deletion cut short by a crash (server:delete finishes it). */
-  async hasServerFiles(serverUuid: string): Promise<boolean> {
-    return hasServerFiles(this.paths, serverUuid);
   }
 
   /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */
