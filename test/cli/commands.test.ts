@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bootstrapFirstStart, writeInitialKeyFile } from '../../src/bootstrap.js';
+import { bootstrapFirstStart, DEMO_STARTUP, writeInitialKeyFile } from '../../src/bootstrap.js';
 import { CliError, type CliContext, type CliOptions } from '../../src/cli/command.js';
 import { command as keyCreate } from '../../src/cli/commands/key-create.js';
 import { command as keyRevoke } from '../../src/cli/commands/key-revoke.js';
@@ -253,7 +253,9 @@ describeEachDatabase('first-start bootstrap', (database) => {
       expect(created).toHaveLength(1);
       expect(created[0]).toMatchObject({ username: 'admin', email: 'admin@localhost', token: expect.stringMatching(/^ptlc_/) });
       const servers = await db.db.selectFrom('servers').selectAll().execute();
-      expect(servers.map((s) => [s.name, s.startup, s.uuid_short])).toEqual([['demo', null, created[0]!.serverIdentifier]]);
+      expect(servers.map((s) => [s.name, s.startup, s.uuid_short])).toEqual([
+        ['demo', DEMO_STARTUP, created[0]!.serverIdentifier],
+      ]);
       expect(fs.statSync(daemon.volumeDir(servers[0]!.uuid)).isDirectory()).toBe(true);
       expect(await bootstrapFirstStart({ db: db.db, dialect: db.dialect, daemon, clock })).toBeNull();
       expect(await db.db.selectFrom('users').select('id').execute()).toHaveLength(1);

@@ -37,6 +37,17 @@ describeEachDatabase('settings routes', (database) => {
     ]);
     const shown = (await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}` })).json();
     expect(shown.attributes).toMatchObject({ name: 'after', description: 'A survival world' });
+    // The activity log lists them with their properties, none of them "additional" (Pterodactyl's translations name them).
+    const activity = (
+      await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}/activity` })
+    ).json();
+    const listed = activity.data.map((entry: { attributes: Record<string, unknown> }) => entry.attributes);
+    expect(
+      listed.map((entry: Record<string, unknown>) => [entry.event, entry.properties, entry.has_additional_metadata]),
+    ).toEqual([
+      ['server:settings.description', { old: '', new: 'A survival world' }, false],
+      ['server:settings.rename', { old: 'before', new: 'after' }, false],
+    ]);
   });
 
   it('validates the name (required, at most 191 characters) and changes nothing on failure', async () => {

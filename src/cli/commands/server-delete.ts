@@ -1,4 +1,5 @@
 import { CliError, requireOption, type CliCommand } from '../command.js';
+import { hasServerFiles } from '../../daemon/local/volume/remove-server.js';
 import { findServerByReference } from '../../modules/servers/servers.repository.js';
 import { deleteServer, ServerDeletionRefused } from '../../modules/settings/server-deletion.js';
 
@@ -22,7 +23,7 @@ export const command: CliCommand = {
     const server = await findServerByReference(ctx.database.db, reference);
     if (!server) {
       const uuid = reference.toLowerCase();
-      if (FULL_UUID.test(uuid) && (await ctx.daemon.hasServerFiles(uuid))) {
+      if (FULL_UUID.test(uuid) && (await hasServerFiles(ctx.daemon.paths, uuid))) {
         await ctx.daemon.removeServer({ uuid, startup: null, stopCommand: null });
         return { deleted: true };
       }

@@ -31,7 +31,7 @@ import { runtimeOptions } from './config-files/runtime-options.js';
 import { LocalImages } from './images/local-images.js';
 import { bundleRootPaths } from './container/bundle.js';
 import { LocalInstaller } from './install/local-installer.js';
-import { hasServerFiles, removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.js';
+import { removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.js';
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 
@@ -466,13 +466,7 @@ export class LocalDaemon implements Daemon {
 
   async removeServer(server: DaemonServer): Promise<void> {
     if ((await this.state(server)) !== 'offline') throw new DaemonError('The server is running: stop it before removing it.');
-    this.diskWatch.untrack(server.uuid);
     await removeServerFiles(this.paths, server.uuid);
-  }
-
-  /** Whether anything of the server is left on this node: a deletion cut short by a crash (server:delete finishes it). */
-  async hasServerFiles(serverUuid: string): Promise<boolean> {
-    return hasServerFiles(this.paths, serverUuid);
   }
 
   /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */

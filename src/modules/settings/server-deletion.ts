@@ -2,6 +2,7 @@ import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow } from '../../db/schema.js';
 import { daemonServer } from '../servers/servers.service.js';
+import { deleteServerRow, findBackupUuidsOfServer, releaseAllocationsOfServer } from './settings.repository.js';
 
 /** Why a server cannot be deleted now; the CLI says it as is. */
 export class ServerDeletionRefused extends Error {}
@@ -50,13 +51,8 @@ export async function deleteServer(
 
 /** Step 1: the row and everything that hangs off it; returns the uuids of the backups whose archives are to go. */
 async function deleteServerRows(trx: Queryable, serverId: number, now: number): Promise<string[]> {
-  const backups = await trx.selectFrom('backups').select('uuid').where('server_id', '=', serverId).execute();
-  await trx
-    .updateTable('allocations')
-    .set({ server_id: null, notes: null, updated_at: now })
-    .where('server_id', '=', serverId)
-    .execute();
-  // The other rows go by ON DELETE CASCADE (migrations 001, 002, 005, 010).
-  await trx.deleteFrom('servers').where('id', '=', serverId).execute();
-  return backups.map((backup) => backup.uuid);
+  const backups = await findBackupUuidsOfServer(trx, serverId);
+  await releaseAllocationsOfServer(trx, serverId, now);
+  await deleteServerRow(trx, serverId);
+  return backups;
 }

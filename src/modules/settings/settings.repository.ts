@@ -60,3 +60,23 @@ export async function updateServerSettings(db: Queryable, serverId: number, chan
     .returning(['uuid', 'uuid_short', 'name'])
     .executeTakeFirst();
 }
+
+/** The uuids of a server's backups (whose archives go when it is deleted). */
+export async function findBackupUuidsOfServer(db: Queryable, serverId: number): Promise<string[]> {
+  const rows = await db.selectFrom('backups').select('uuid').where('server_id', '=', serverId).execute();
+  return rows.map((row) => row.uuid);
+}
+
+/** Frees a server's allocations (notes cleared, as a removed allocation's are). */
+export async function releaseAllocationsOfServer(db: Queryable, serverId: number, now: number): Promise<void> {
+  await db
+    .updateTable('allocations')
+    .set({ server_id: null, notes: null, updated_at: now })
+    .where('server_id', '=', serverId)
+    .execute();
+}
+
+/** Deletes the row; the rows that hang off it go by ON DELETE CASCADE (migrations 001, 002, 005, 010). */
+export async function deleteServerRow(db: Queryable, serverId: number): Promise<void> {
+  await db.deleteFrom('servers').where('id', '=', serverId).execute();
+}

@@ -7,6 +7,7 @@ import { findSubuserPermissionsOn } from '../subusers/subusers.repository.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
 import { findAllocationOfServer } from '../allocations/allocations.repository.js';
 import { renderStartupCommand } from './startup.command.js';
+import { lockServerForSettings } from '../settings/settings.repository.js';
 import { findEgg, serverVariableValues, setServerVariable } from '../eggs/eggs.repository.js';
 import { findEggVariablesOfServers, type ServerEggVariable } from './startup.repository.js';
 import type { UpdateVariableInput } from './startup.schemas.js';
@@ -118,7 +119,7 @@ export async function updateStartupVariable(
   const value = input.value === undefined ? '' : String(input.value);
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
-    const current = await trx.selectFrom('servers').selectAll().where('id', '=', server.id).executeTakeFirst();
+    const current = await lockServerForSettings(trx, server.id);
     if (!current) throw notFound();
     const { variables, context } = await startupInputs(trx, current);
     const variable = variables.find((candidate) => candidate.env_variable === input.key);
