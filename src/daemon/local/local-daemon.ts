@@ -153,7 +153,8 @@ export class LocalDaemon implements Daemon {
   async start(): Promise<void> {
     // Inside DATA_DIR (0700), and as private themselves (SPEC 10).
     await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
-    await this.processes.reapOrphans();
+    // A live instance's install (a `server:reinstall` beside us) keeps the server's network.
+    await this.processes.reapOrphans((uuid) => this.installer.runsElsewhereSync(uuid));
     await sweepStaleStaging(this.paths.volumes); // decompresses a crash cut short (files/decompress.ts)
   }
 

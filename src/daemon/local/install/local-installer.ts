@@ -26,6 +26,7 @@ import {
   installRecordPath,
   ownedElsewhere,
   readInstallRecord,
+  readInstallRecordSync,
   removeInstallRecord,
   writeInstallRecord,
 } from './install-record.js';
@@ -141,6 +142,11 @@ export class LocalInstaller {
   async isRunning(server: DaemonServer): Promise<boolean> {
     if (this.running.has(server.uuid)) return true;
     return ownedElsewhere(await readInstallRecord(installRecordPath(this.options.runDir, server.uuid)));
+  }
+
+  /** Whether a live other instance runs an install of the server (the start-up sweep leaves its network alone). */
+  runsElsewhereSync(serverUuid: string): boolean {
+    return ownedElsewhere(readInstallRecordSync(installRecordPath(this.options.runDir, serverUuid)));
   }
 
   /**
