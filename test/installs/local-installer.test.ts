@@ -172,6 +172,8 @@ describe('LocalInstaller', () => {
     await waitUntil(() => lines.includes('started'));
     expect(await daemon.installRunning(server)).toBe(true);
     await expect(daemon.install(server, script('true'), () => undefined)).rejects.toThrow(/already running/);
+    // The server cannot start beside its install (a schedule's power task that raced the claim).
+    await expect(daemon.power({ ...server, startup: 'sleep 30' }, 'start')).rejects.toThrow(/being installed/);
     await daemon.abortInstall(server);
     const outcome = await first;
     expect(outcome.exitCode).not.toBe(0);

@@ -359,6 +359,8 @@ export class LocalDaemon implements Daemon {
   }
 
   async assertStartable(server: DaemonServer): Promise<void> {
+    if (await this.installer.isRunning(server))
+      throw new DaemonBusyError('This server is being installed; try again once it is done.');
     await this.refuseOverDiskLimit(server, 'starting it');
   }
 
