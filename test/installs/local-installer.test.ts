@@ -146,7 +146,7 @@ describe('LocalInstaller', () => {
       const next = new LocalDaemon(dataDir, { containers });
       await next.start();
       expect(fs.existsSync(`/run/netns/${namespace}`)).toBe(false);
-      await next.abortInstall(server);
+      await next.abortInstall(server, 'the service stopped during the install');
       expect(fs.existsSync(record)).toBe(false);
       expect((await next.installLog(server, 1))[0]).toBe('[Quetzal] the install failed: the service stopped during the install');
     },

@@ -504,8 +504,8 @@ export class LocalDaemon implements Daemon {
     return this.installer.log(server, lines);
   }
 
-  abortInstall(server: DaemonServer): Promise<void> {
-    return this.installer.abort(server);
+  abortInstall(server: DaemonServer, reason?: string): Promise<void> {
+    return this.installer.abort(server, reason);
   }
 
   installRunning(server: DaemonServer): Promise<boolean> {
