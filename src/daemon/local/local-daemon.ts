@@ -250,6 +250,9 @@ export class LocalDaemon implements Daemon {
   async power(server: DaemonServer, signal: PowerSignal): Promise<void> {
     // Before anything stops or starts: a restart refused here leaves the running process alone.
     if (signal === 'start' || signal === 'restart') await this.assertStartable(server);
+    // Not beside its own install (a schedule's power task that raced the claim).
+    if (signal === 'start' && (await this.installer.isRunning(server)))
+      throw new DaemonBusyError('This server is being installed.');
     const target = this.supervised(server);
     try {
       switch (signal) {
@@ -359,8 +362,6 @@ export class LocalDaemon implements Daemon {
   }
 
   async assertStartable(server: DaemonServer): Promise<void> {
-    if (await this.installer.isRunning(server))
-      throw new DaemonBusyError('This server is being installed; try again once it is done.');
     await this.refuseOverDiskLimit(server, 'starting it');
   }
 
