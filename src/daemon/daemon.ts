@@ -218,9 +218,10 @@ export interface Daemon {
   /**
    * Ends an install of this server on the node (this instance's, or one a dead
    * instance left); resolves once none runs. DaemonBusyError when a live other
-   * instance of the service runs it.
+   * instance of the service runs it. With `reason`, the install log's last
+   * line says the install failed, and why.
    */
-  abortInstall(server: DaemonServer): Promise<void>;
+  abortInstall(server: DaemonServer, reason?: string): Promise<void>;
   /** Whether an install of this server runs on the node: this instance's, or a live other instance's (a `server:reinstall` command). */
   installRunning(server: DaemonServer): Promise<boolean>;
   /** Removes everything the node keeps for the server: volume, console and install logs, network; it must not be running. */

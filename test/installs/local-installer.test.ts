@@ -6,13 +6,14 @@
  * log; a failing script gives its exit code; a leftover box is aborted.
  */
 import { randomUUID } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalDaemon } from '../../src/daemon/local/local-daemon.js';
 import type { DaemonServer, InstallScript } from '../../src/daemon/daemon.js';
+import { readProcStatSync } from '../../src/daemon/local/process/proc.js';
 import { testContainment } from '../helpers/containment.js';
 
 /** An egg-like script: writes a small server program into /mnt/server, says so, uses its variable. */
@@ -113,6 +114,45 @@ describe('LocalInstaller', () => {
     60_000,
   );
 
+  it.runIf(process.env.CONTAINMENT !== 'off')(
+    "leaves a live other instance's install alone at start: its network stays, abort refuses; a dead one's is swept",
+    async () => {
+      const server = newServer(5);
+      const namespace = containers!.network.namespaceName(server.uuid);
+      await containers!.network.attach(server.uuid, []);
+      // Another instance (a `server:reinstall` command) that runs the install: a live process of its own.
+      const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+      const record = path.join(dataDir, 'run', 'installs', `${server.uuid}.owner`);
+      fs.mkdirSync(path.dirname(record), { recursive: true });
+      const owner = {
+        pid: other.pid,
+        startTime: readProcStatSync(other.pid!)!.startTime,
+        bootId: fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+      };
+      fs.writeFileSync(record, JSON.stringify({ owner, box: `qzinstall-${server.uuid}` }));
+      const restarted = new LocalDaemon(dataDir, { containers });
+      try {
+        await restarted.start();
+        expect(fs.existsSync(`/run/netns/${namespace}`)).toBe(true);
+        expect(await restarted.installRunning(server)).toBe(true);
+        await expect(restarted.abortInstall(server)).rejects.toThrow(/another instance/);
+        other.kill('SIGKILL');
+        await new Promise((resolve) => other.once('exit', resolve));
+        expect(await restarted.installRunning(server)).toBe(false);
+      } finally {
+        other.kill('SIGKILL');
+      }
+      // That instance is gone: the next start sweeps the network, and abort clears the rest.
+      const next = new LocalDaemon(dataDir, { containers });
+      await next.start();
+      expect(fs.existsSync(`/run/netns/${namespace}`)).toBe(false);
+      await next.abortInstall(server, 'the service stopped during the install');
+      expect(fs.existsSync(record)).toBe(false);
+      expect((await next.installLog(server, 1))[0]).toBe('[Quetzal] the install failed: the service stopped during the install');
+    },
+    60_000,
+  );
+
   it('gives a failing script its exit code, and a new install empties the log', async () => {
     const server = newServer(2);
     expect(await daemon.install(server, script('echo first'), () => undefined)).toEqual({ exitCode: 0 });
@@ -132,6 +172,8 @@ describe('LocalInstaller', () => {
     await waitUntil(() => lines.includes('started'));
     expect(await daemon.installRunning(server)).toBe(true);
     await expect(daemon.install(server, script('true'), () => undefined)).rejects.toThrow(/already running/);
+    // The server cannot start beside its install (a schedule's power task that raced the claim).
+    await expect(daemon.power({ ...server, startup: 'sleep 30' }, 'start')).rejects.toThrow(/being installed/);
     await daemon.abortInstall(server);
     const outcome = await first;
     expect(outcome.exitCode).not.toBe(0);

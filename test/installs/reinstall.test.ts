@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { ServerRow } from '../../src/db/schema.js';
+import { recoverInstalls } from '../../src/modules/installs/install.recovery.js';
 import { installServer } from '../../src/modules/installs/install.service.js';
 import { daemonServer } from '../../src/modules/servers/servers.service.js';
 import { ECHO_STARTUP } from '../helpers/containment.js';
@@ -156,4 +157,21 @@ describeEachDatabase('reinstalling a server', (database) => {
     await socket.waitFor('install completed', () => true, 30_000);
     socket.close();
   }, 60_000);
+
+  it('recovery at start: a claim whose install never reached the node fails, with the reason as the whole log', async () => {
+    // A SIGKILL right after the claim committed: `installing`, no record, the log an older install's.
+    const { server } = await serverWithEgg('echo hi');
+    expect(await installServer(h.deps, server.id, { reinstall: false })).toEqual({ status: null });
+    await h.make.setStatus(server, 'installing');
+    const warnings: object[] = [];
+    const failed = await recoverInstalls(h.deps, { warn: (obj) => warnings.push(obj), error: () => undefined });
+    expect(failed).toContain(server.uuid);
+    expect(await statusOf(server)).toBe('install_failed');
+    expect(await h.daemon.installLog(daemonServer(server), 10)).toEqual([
+      '[Quetzal] the install failed: the service stopped during the install',
+    ]);
+    expect(warnings).toContainEqual({ serverUuid: server.uuid, reason: 'the service stopped during the install' });
+    // Run again (a start cut short during recovery): nothing left to do.
+    expect(await recoverInstalls(h.deps, { warn: () => undefined, error: () => undefined })).not.toContain(server.uuid);
+  });
 });

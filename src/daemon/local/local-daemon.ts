@@ -176,7 +176,8 @@ export class LocalDaemon implements Daemon {
   async start(): Promise<void> {
     // Inside DATA_DIR (0700), and as private themselves (SPEC 10).
     await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
-    await this.processes.reapOrphans();
+    // A live instance's install (a `server:reinstall` beside us) keeps the server's network.
+    await this.processes.reapOrphans((uuid) => this.installer.runsElsewhereSync(uuid));
     await sweepStaleStaging(this.paths.volumes); // decompresses a crash cut short (files/decompress.ts)
     // Image versions no box uses, builds and imports a killed process left (images/image-store.ts).
     await this.images.sweep().catch((err: unknown) => this.logger.warn({ err }, 'could not sweep the images folder'));
@@ -259,6 +260,9 @@ export class LocalDaemon implements Daemon {
   async power(server: DaemonServer, signal: PowerSignal): Promise<void> {
     // Before anything stops or starts: a restart refused here leaves the running process alone.
     if (signal === 'start' || signal === 'restart') await this.assertStartable(server);
+    // Not beside its own install (a schedule's power task that raced the claim).
+    if (signal === 'start' && (await this.installer.isRunning(server)))
+      throw new DaemonBusyError('This server is being installed.');
     const target = this.supervised(server);
     try {
       switch (signal) {
@@ -456,8 +460,8 @@ export class LocalDaemon implements Daemon {
     return this.installer.log(server, lines);
   }
 
-  abortInstall(server: DaemonServer): Promise<void> {
-    return this.installer.abort(server);
+  abortInstall(server: DaemonServer, reason?: string): Promise<void> {
+    return this.installer.abort(server, reason);
   }
 
   installRunning(server: DaemonServer): Promise<boolean> {

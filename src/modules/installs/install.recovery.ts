@@ -31,7 +31,7 @@ export async function recoverInstalls(deps: Pick<AppDeps, 'db' | 'daemon' | 'clo
     const target = daemonServer(server);
     try {
       if (await deps.daemon.installRunning(target)) continue;
-      await deps.daemon.abortInstall(target);
+      await deps.daemon.abortInstall(target, CUT_SHORT_REASON);
       if (await finishInstallStatus(deps.db, server.id, 'install_failed', deps.clock.now())) {
         failed.push(server.uuid);
         log.warn({ serverUuid: server.uuid, reason: CUT_SHORT_REASON }, 'server install failed');

@@ -9,6 +9,7 @@
  * is then "not running here" (`installOwnedElsewhere` false), and whatever it
  * left (a box still running, a child still running) is ended by `abort`.
  */
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ownerAlive, thisInstance, type OwnerRecord } from '../process/owner.js';
@@ -33,6 +34,15 @@ export async function writeInstallRecord(file: string, record: Omit<InstallRecor
 export async function readInstallRecord(file: string): Promise<InstallRecord | null> {
   try {
     const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as InstallRecord;
+    return typeof parsed.owner?.pid === 'number' ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
+export function readInstallRecordSync(file: string): InstallRecord | null {
+  try {
+    const parsed = JSON.parse(fsSync.readFileSync(file, 'utf8')) as InstallRecord;
     return typeof parsed.owner?.pid === 'number' ? parsed : null;
   } catch {
     return null;

@@ -19,13 +19,12 @@ import type { ContainerRuntime } from '../container/container-runtime.js';
 import { removeInstallBox, runInstallBox } from './install-box.js';
 import { installLogPath, InstallLogWriter, LOG_PREFIX, readInstallLogTail } from './install-log.js';
 
-/** What the install log's last line says of an install a dead instance left. */
-const CUT_SHORT = 'the service stopped during the install';
 import { killInstallProcess, startInstallProcess } from './install-process.js';
 import {
   installRecordPath,
   ownedElsewhere,
   readInstallRecord,
+  readInstallRecordSync,
   removeInstallRecord,
   writeInstallRecord,
 } from './install-record.js';
@@ -143,28 +142,39 @@ export class LocalInstaller {
     return ownedElsewhere(await readInstallRecord(installRecordPath(this.options.runDir, server.uuid)));
   }
 
+  /** Whether a live other instance runs an install of the server (the start-up sweep leaves its network alone). */
+  runsElsewhereSync(serverUuid: string): boolean {
+    return ownedElsewhere(readInstallRecordSync(installRecordPath(this.options.runDir, serverUuid)));
+  }
+
   /**
    * Ends the server's install on this node: this instance's own (its box or
    * child killed; resolves once it has ended, as failed), or what a dead
    * instance left (its box or child process), and removes its record. An
    * install a live other instance runs is left alone: DaemonBusyError.
+   * With `reason`, the install log ends with `[Quetzal] the install failed:
+   * <reason>`: after the output of the install cut short when its record was
+   * there, alone when the install never reached the node (a SIGKILL between
+   * the panel's claim and the daemon's start: the log was an older install's).
    */
-  async abort(server: DaemonServer): Promise<void> {
+  async abort(server: DaemonServer, reason?: string): Promise<void> {
     const own = this.running.get(server.uuid);
-    await this.clearLeftovers(server);
+    const hadRecord = await this.clearLeftovers(server);
     if (own) await own.catch(() => undefined);
+    else if (reason !== undefined) {
+      const line = `${LOG_PREFIX} the install failed: ${reason}\n`;
+      const log = installLogPath(this.options.logsDir, server.uuid);
+      await (hadRecord ? fs.appendFile(log, line) : fs.writeFile(log, line, { mode: 0o600 })).catch(() => undefined);
+    }
   }
 
-  private async clearLeftovers(server: DaemonServer): Promise<void> {
+  /** Ends and removes what a dead instance left; whether it had left a record (an install had begun). */
+  private async clearLeftovers(server: DaemonServer): Promise<boolean> {
     const recordFile = installRecordPath(this.options.runDir, server.uuid);
     const record = await readInstallRecord(recordFile);
     if (ownedElsewhere(record))
       throw new DaemonBusyError('An install of this server is running in another instance of the service.');
     if (record?.process) killInstallProcess(record.process);
-    if (record !== null && !this.running.has(server.uuid))
-      await fs
-        .appendFile(installLogPath(this.options.logsDir, server.uuid), `${LOG_PREFIX} the install failed: ${CUT_SHORT}\n`)
-        .catch(() => undefined);
     // The server's network is detached with the box: not while the server itself runs.
     if (this.options.containers && !this.options.serverRunning(server.uuid))
       await removeInstallBox(this.options.containers, this.options.runDir, server.uuid);
@@ -172,5 +182,6 @@ export class LocalInstaller {
       await fs.rm(this.scriptFile(server.uuid), { force: true });
       await removeInstallRecord(recordFile);
     }
+    return record !== null;
   }
 }

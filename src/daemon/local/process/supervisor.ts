@@ -276,14 +276,14 @@ export class ProcessSupervisor {
    * Call once when the daemon starts, before any start: stops the process
    * groups a previous instance left running (it crashed or was killed) and
    * deletes their pid files, so that afterwards every server process running
-   * is owned by a live instance. Processes of live instances are left alone.
+   * is owned by a live instance. Processes of live instances are left alone, and so is what `keep` names (an install's network).
    */
-  async reapOrphans(): Promise<void> {
+  async reapOrphans(keep: (serverUuid: string) => boolean = () => false): Promise<void> {
     await reapOrphans(this.runDir, this.stopGraceMs, this.log, this.launcher, (serverUuid, found) =>
       this.adopt(serverUuid, found),
     );
     // What no pid file accounts for: a crash between starting a container and writing its pid file.
-    await this.launcher.sweep((serverUuid) => this.processes.has(serverUuid) || this.pidFiles.readSync(serverUuid) !== null);
+    await this.launcher.sweep((uuid) => this.processes.has(uuid) || this.pidFiles.readSync(uuid) !== null || keep(uuid));
   }
 
   /**
