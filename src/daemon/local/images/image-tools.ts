@@ -107,8 +107,7 @@ export function runImageTool(
     child.on('error', (err) => reject(new ImageToolError(name, `${name} could not run: ${err.message}`)));
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (timedOut)
-        return reject(new ImageToolError(name, `${name} did not finish within ${Math.round(timeoutMs / 60_000)} min`));
+      if (timedOut) return reject(new ImageToolError(name, `${name} did not finish within ${Math.round(timeoutMs / 1000)} s`));
       if (code === 0) return resolve();
       const why =
         tail
