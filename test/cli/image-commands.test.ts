@@ -107,6 +107,9 @@ describe('image commands killed midway', () => {
     const refused = await quetzal(['image:remove', '--name', 'host', '--json'], box.env);
     expect(refused).toMatchObject({ code: 1, stdout: '' });
     expect(refused.stderr).toMatch(/^quetzal: [^\n]*host[^\n]*cannot be removed\n$/);
+    const notAnArchive = await quetzal(['image:import', '--name', 'x/y', '--file', '/etc/hostname', '--json'], box.env);
+    expect(notAnArchive).toMatchObject({ code: 1, stdout: '' });
+    expect(notAnArchive.stderr).toMatch(/^quetzal: [^\n]*neither a docker save archive[^\n]*\n$/);
   }, 120_000);
 
   it('a build SIGKILLed while mmdebstrap runs leaves no image, no tool running, and a staging the next sweep removes', async () => {

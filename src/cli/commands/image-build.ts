@@ -1,6 +1,6 @@
 import { requireOption, type CliCommand } from '../command.js';
 import { optionalOption } from './lookups.js';
-import { imageCommandError } from './image-errors.js';
+import { imageCommandError, showProgress } from './image-errors.js';
 
 /**
  * `image:build --name N --packages "P ..." [--suite SUITE]` (SPEC 16,
@@ -18,9 +18,7 @@ export const command: CliCommand = {
     const packages = requireOption(options, 'packages').split(/[\s,]+/);
     const suite = optionalOption(options, 'suite');
     try {
-      const image = await ctx.daemon.images.build(name, { packages, ...(suite ? { suite } : {}) }, (line) =>
-        process.stderr.write(`${line}\n`),
-      );
+      const image = await ctx.daemon.images.build(name, { packages, ...(suite ? { suite } : {}) }, showProgress);
       return { name: image.name, size_bytes: image.sizeBytes };
     } catch (err) {
       throw imageCommandError(err);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { requireOption, type CliCommand } from '../command.js';
-import { imageCommandError } from './image-errors.js';
+import { imageCommandError, showProgress } from './image-errors.js';
 
 /**
  * `image:import --name N --file PATH` (SPEC 16, CONTRACT.md): a `docker save`
@@ -15,7 +15,7 @@ export const command: CliCommand = {
     const name = requireOption(options, 'name');
     const file = path.resolve(requireOption(options, 'file'));
     try {
-      const image = await ctx.daemon.images.import(name, file, (line) => process.stderr.write(`${line}\n`));
+      const image = await ctx.daemon.images.import(name, file, showProgress);
       return { name: image.name, size_bytes: image.sizeBytes };
     } catch (err) {
       throw imageCommandError(err);

@@ -125,6 +125,13 @@ export class ImageStore {
     return full;
   }
 
+  /** Removes whatever a tool left in the staging folder beside its `rootfs`. */
+  async keepOnlyRootfs(staging: Staging): Promise<void> {
+    for (const entry of await fs.readdir(staging.dir)) {
+      if (entry !== 'rootfs') await fs.rm(path.join(staging.dir, entry), { recursive: true, force: true });
+    }
+  }
+
   /** Forgets the image: its versions go at the next sweep that finds them unused. */
   async forget(key: string): Promise<void> {
     await fs.rm(path.join(await this.dir(), key, RECORD), { force: true });

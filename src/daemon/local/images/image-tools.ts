@@ -21,6 +21,8 @@ import { findTool } from '../network/tools.js';
 
 /** How many of a failed tool's last output lines its error carries. */
 const TAIL_LINES = 12;
+/** A build on a slow mirror takes minutes; one stalled for this long is ended (and everything it started with it). */
+const DEFAULT_TIMEOUT_MS = 30 * 60_000;
 
 export class ImageToolError extends Error {
   constructor(
@@ -47,7 +49,7 @@ export function runImageTool(
   tool: string,
   args: readonly string[],
   onLine: (line: string) => void = () => undefined,
-  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<void> {
   const setpriv = requireTool('setpriv', 'util-linux');
   const unshare = requireTool('unshare', 'util-linux');
@@ -95,8 +97,17 @@ export function runImageTool(
     take(child.stdout);
     take(child.stderr);
     const name = tool.split('/').pop() ?? tool;
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let timedOut = false;
+    // SIGKILL to unshare: its child (the tool, PID 1 of its namespace) gets its parent-death signal, and the rest go with it.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.on('error', (err) => reject(new ImageToolError(name, `${name} could not run: ${err.message}`)));
     child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (timedOut) return reject(new ImageToolError(name, `${name} did not finish within ${Math.round(timeoutMs / 1000)} s`));
       if (code === 0) return resolve();
       const why =
         tail

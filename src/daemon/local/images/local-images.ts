@@ -162,6 +162,8 @@ export class LocalImages implements DaemonImages {
     let record: ImageRecord;
     try {
       await fill(staging);
+      // A version holds its rootfs and nothing else (no tool's leftovers beside it).
+      await this.store.keepOnlyRootfs(staging);
       await prepareRootfs(staging.rootfs);
       const sizeBytes = await diskBytes(staging.rootfs);
       // Test-only (QUETZAL_TEST_CRASH_AT=image-staged): dies with a whole staged tree that is not the image yet.

@@ -5,7 +5,7 @@
  * live process's staging), what a refused request leaves (nothing), and the
  * box spec on an image (container-spec.ts, bundle.ts).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import { bundlePaths, bundleRootPaths, writeBundle } from '../../../../src/daemo
 import { containerSpec, type HostLayout } from '../../../../src/daemon/local/container/container-spec.js';
 import { imageKey, ImageStore } from '../../../../src/daemon/local/images/image-store.js';
 import { HOST_IMAGE, LocalImages } from '../../../../src/daemon/local/images/local-images.js';
+import { IMAGE_MOUNT_DIRS, prepareRootfs } from '../../../../src/daemon/local/images/rootfs-prepare.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -142,6 +143,41 @@ describe('LocalImages', () => {
     await images.assertRunnable(HOST_IMAGE, false);
     await expect(images.assertRunnable('debian:12', false)).rejects.toThrow(/needs containment/);
     await expect(images.assertRunnable('debian:12', true)).rejects.toThrow(/debian:12 does not exist/);
+  });
+});
+
+describe('a root file system made fit to share', () => {
+  it('gets real mount points, a resolv.conf file, no devices or setuid bits, everything readable', async () => {
+    const rootfs = path.join(tempDir(), 'rootfs');
+    fs.mkdirSync(path.join(rootfs, 'etc'), { recursive: true });
+    fs.mkdirSync(path.join(rootfs, 'dev'));
+    fs.mkdirSync(path.join(rootfs, 'var/tmp'), { recursive: true });
+    fs.mkdirSync(path.join(rootfs, 'usr/bin'), { recursive: true });
+    // What archives hold: /tmp and /home as links, resolv.conf a link out of the image, a device node, root's 0600 files.
+    fs.symlinkSync('var/tmp', path.join(rootfs, 'tmp'));
+    fs.symlinkSync('/host/home', path.join(rootfs, 'home'));
+    fs.symlinkSync('../run/systemd/resolve/stub-resolv.conf', path.join(rootfs, 'etc/resolv.conf'));
+    fs.writeFileSync(path.join(rootfs, 'etc/hosts'), '10.0.0.1 kept\n');
+    execFileSync('mknod', [path.join(rootfs, 'dev/sda'), 'b', '8', '0']);
+    execFileSync('mknod', [path.join(rootfs, 'usr/mem'), 'c', '1', '1']);
+    fs.writeFileSync(path.join(rootfs, 'usr/bin/tool'), '#!/bin/sh\n', { mode: 0o700 });
+    fs.chmodSync(path.join(rootfs, 'usr/bin/tool'), 0o6700);
+    fs.writeFileSync(path.join(rootfs, 'etc/secret'), 'x', { mode: 0o600 });
+    fs.chmodSync(rootfs, 0o700);
+
+    await prepareRootfs(rootfs);
+
+    for (const dir of IMAGE_MOUNT_DIRS) expect(fs.lstatSync(path.join(rootfs, dir)).isDirectory()).toBe(true);
+    expect(fs.lstatSync(path.join(rootfs, 'home')).isDirectory()).toBe(true);
+    expect(fs.statSync(path.join(rootfs, 'tmp')).mode & 0o7777).toBe(0o1777);
+    expect(fs.readdirSync(path.join(rootfs, 'dev'))).toEqual([]);
+    expect(fs.existsSync(path.join(rootfs, 'usr/mem'))).toBe(false);
+    const resolv = fs.lstatSync(path.join(rootfs, 'etc/resolv.conf'));
+    expect([resolv.isFile(), resolv.size]).toEqual([true, 0]);
+    expect(fs.readFileSync(path.join(rootfs, 'etc/hosts'), 'utf8')).toBe('10.0.0.1 kept\n');
+    expect(fs.statSync(path.join(rootfs, 'usr/bin/tool')).mode & 0o7777).toBe(0o755);
+    expect(fs.statSync(path.join(rootfs, 'etc/secret')).mode & 0o777).toBe(0o644);
+    expect(fs.statSync(rootfs).mode & 0o777).toBe(0o755);
   });
 });
 
