@@ -9,10 +9,13 @@ import { findServerByReference } from '../../src/modules/servers/servers.reposit
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 import { quetzalJson, useSandbox } from './helpers.js';
+import { parseArguments } from '../../src/cli/main.js';
 import { createUser } from '../../src/modules/users/users.repository.js';
 
 /** `server:create --egg ID [--image NAME] [--variable KEY=VALUE ...]` (SPEC 16, CONTRACT.md). */
 
+/** Two spawns of the binary: seconds each on a busy machine. */
+const SPAWN_TIMEOUT_MS = 120_000;
 const GREETER = path.resolve(import.meta.dirname, '../fixtures/eggs/own/greeter.json');
 
 describeEachDatabase('server:create --egg', (database) => {
@@ -97,7 +100,13 @@ describeEachDatabase('server:create --egg', (database) => {
 describe('server:create --egg from the command line', () => {
   const box = useSandbox('sqlite');
 
-  it('takes --variable more than once and prints status', async () => {
+  it('parses --variable as repeatable; other options given twice stay refused', () => {
+    const parsed = parseArguments(serverCreate, ['--variable', 'A=1', '--variable=B=2=3', '--egg', '1']);
+    expect(parsed.options).toEqual({ variable: ['A=1', 'B=2=3'], egg: '1' });
+    expect(() => parseArguments(serverCreate, ['--egg', '1', '--egg', '2'])).toThrow('--egg given twice');
+  });
+
+  it('takes --variable more than once and prints status', { timeout: SPAWN_TIMEOUT_MS }, async () => {
     const egg = await quetzalJson(['egg:import', '--file', GREETER], box.env);
     await createUser(box.db().db, { username: 'eggs', email: 'eggs@quetzal.test', rootAdmin: false, now: Date.now() });
     const created = await quetzalJson(
