@@ -116,7 +116,12 @@ export function encodeFrame(event: string, args?: readonly string[]): string {
 /** A close reason fits in a control frame: at most 123 bytes. */
 export function closeReason(text: string): string {
   const bytes = Buffer.from(text, 'utf8');
-  return bytes.length <= 123 ? text : bytes.subarray(0, 120).toString('utf8').replace(/\uFFFD$/, '') + '...';
+  return bytes.length <= 123
+    ? text
+    : bytes
+        .subarray(0, 120)
+        .toString('utf8')
+        .replace(/\uFFFD$/, '') + '...';
 }
 
 /**
