@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import pino, { type Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
 import { ConfigError, loadConfig, readEnvironment, type Config } from '../config.js';
@@ -8,12 +7,13 @@ import {
   resolveContainment,
   type ContainerRuntime,
 } from '../daemon/local/container/container-runtime.js';
-import { LocalDaemon, localDaemonPaths } from '../daemon/local/local-daemon.js';
+import { LocalDaemon } from '../daemon/local/local-daemon.js';
 import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { PRIVATE_DIR_MODE, preparePrivateDataDir } from '../private-files.js';
 import { CliError, type CliCommand, type CliContext, type CliOptions } from './command.js';
 import { COMMANDS, isServiceCommand } from './commands/index.js';
+import { containmentOptions } from './commands/install-daemon.js';
 import type { ServiceCommand, ServiceContext } from './commands/service.js';
 
 /**
@@ -206,18 +206,7 @@ async function runService(command: ServiceCommand, options: CliOptions, opts: Ru
   const { config, database, logger } = await openContext(opts, true);
   let containers: ContainerRuntime | null;
   try {
-    containers = await resolveContainment(
-      {
-        mode: config.containment,
-        uid: config.serverUid,
-        uidRange: config.serverUidRange,
-        dataDir: config.dataDir,
-        runDir: localDaemonPaths(config.dataDir).run,
-        hiddenPaths: [path.join(process.cwd(), '.env')],
-        serverNetwork: config.serverNetwork,
-      },
-      logger,
-    );
+    containers = await resolveContainment(containmentOptions(config), logger);
   } catch (err) {
     await database.close().catch(() => {});
     if (err instanceof ContainmentUnavailableError) throw new CliError(err.message);

@@ -4,25 +4,27 @@ import { resolveContainment, ContainmentUnavailableError } from '../../daemon/lo
 import { LocalDaemon, localDaemonPaths } from '../../daemon/local/local-daemon.js';
 import { CliError } from '../command.js';
 
+/** What resolveContainment needs, from the service's configuration: every command that runs servers decides alike. */
+export function containmentOptions(config: Config): Parameters<typeof resolveContainment>[0] {
+  return {
+    mode: config.containment,
+    uid: config.serverUid,
+    uidRange: config.serverUidRange,
+    dataDir: config.dataDir,
+    runDir: localDaemonPaths(config.dataDir).run,
+    hiddenPaths: [path.join(process.cwd(), '.env')],
+    serverNetwork: config.serverNetwork,
+  };
+}
+
 /**
- * A daemon for an admin command that runs an install (`server:create --egg`):
- * confined as the service's servers are (the same CONTAINMENT settings), not
- * started (daemon.start() would take over processes a running service owns).
- * The caller closes it.
+ * A daemon for an admin command that runs an install (`server:create --egg`,
+ * `server:reinstall`): confined as the service's servers are (the same
+ * CONTAINMENT settings), not started (daemon.start() would take over
+ * processes a running service owns). The caller closes it.
  */
 export async function openInstallDaemon(config: Config): Promise<LocalDaemon> {
-  const containers = await resolveContainment(
-    {
-      mode: config.containment,
-      uid: config.serverUid,
-      uidRange: config.serverUidRange,
-      dataDir: config.dataDir,
-      runDir: localDaemonPaths(config.dataDir).run,
-      hiddenPaths: [path.join(process.cwd(), '.env')],
-      serverNetwork: config.serverNetwork,
-    },
-    { warn: () => undefined },
-  ).catch((err: unknown) => {
+  const containers = await resolveContainment(containmentOptions(config), { warn: () => undefined }).catch((err: unknown) => {
     if (err instanceof ContainmentUnavailableError) throw new CliError(err.message);
     throw err;
   });

@@ -1,12 +1,10 @@
-import path from 'node:path';
 import type { ServerStatus } from '../../db/schema.js';
-import { resolveContainment, ContainmentUnavailableError } from '../../daemon/local/container/container-runtime.js';
-import { LocalDaemon, localDaemonPaths } from '../../daemon/local/local-daemon.js';
 import { HttpError } from '../../http/errors.js';
 import { SYSTEM_ACTOR } from '../../modules/activity/activity.recorder.js';
 import { installServer } from '../../modules/installs/install.service.js';
 import { daemonServer } from '../../modules/servers/servers.service.js';
 import { CliError, requireOption, type CliCommand } from '../command.js';
+import { openInstallDaemon } from './install-daemon.js';
 import { requireServer } from './lookups.js';
 
 /**
@@ -28,23 +26,8 @@ export const command: CliCommand = {
   async run(ctx, options) {
     const row = await requireServer(ctx.database.db, requireOption(options, 'server'));
     const { config } = ctx;
-    const containers = await resolveContainment(
-      {
-        mode: config.containment,
-        uid: config.serverUid,
-        uidRange: config.serverUidRange,
-        dataDir: config.dataDir,
-        runDir: localDaemonPaths(config.dataDir).run,
-        hiddenPaths: [path.join(process.cwd(), '.env')],
-        serverNetwork: config.serverNetwork,
-      },
-      { warn: () => undefined },
-    ).catch((err: unknown) => {
-      if (err instanceof ContainmentUnavailableError) throw new CliError(err.message);
-      throw err;
-    });
     // Not daemon.start(): that would take over processes that a running service owns.
-    const daemon = new LocalDaemon(config.dataDir, { containers, serversOnShutdown: 'keep' });
+    const daemon = await openInstallDaemon(config);
     try {
       const from: (ServerStatus | null)[] = [null, 'install_failed'];
       // One that no instance runs any more (its service died) is retried; the daemon ends what it left.
