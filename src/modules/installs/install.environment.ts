@@ -7,6 +7,7 @@
 import type { Daemon, DaemonServer, InstallScript } from '../../daemon/daemon.js';
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow } from '../../db/schema.js';
+import { serverEnvironment } from '../eggs/egg-runtime.js';
 import { findEgg, serverVariableValues } from '../eggs/eggs.repository.js';
 
 /** The image installs run on when the egg names none this node has. */
@@ -22,15 +23,10 @@ export async function installScriptFor(
   if (server.egg_id === null) return null;
   const egg = await findEgg(db, server.egg_id);
   if (!egg || egg.script_install.trim() === '') return null;
-  const environment: Record<string, string> = {};
-  for (const variable of await serverVariableValues(db, server.id)) environment[variable.env_variable] = variable.value;
-  const primary = target.allocations?.[0];
-  Object.assign(environment, {
-    STARTUP: server.startup ?? egg.startup,
-    SERVER_MEMORY: String(server.memory_mib),
-    ...(primary ? { SERVER_IP: primary.ip, SERVER_PORT: String(primary.port) } : {}),
-    P_SERVER_UUID: server.uuid,
-    P_SERVER_LOCATION: server.node,
+  const environment = serverEnvironment({
+    server: { ...server, startup: server.startup ?? egg.startup },
+    primary: target.allocations?.[0],
+    variables: await serverVariableValues(db, server.id),
   });
   // The egg's installer image when this node has one of that name (SPEC 16), the machine's own otherwise.
   const container = egg.script_container.trim();

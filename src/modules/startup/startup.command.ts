@@ -1,3 +1,4 @@
+import { renderStartup } from '../eggs/egg-runtime.js';
 import type { ServerEggVariable } from './startup.repository.js';
 
 /** What the startup command's built-in placeholders are filled with: the server's memory and primary allocation. */
@@ -20,15 +21,14 @@ export function renderStartupCommand(
   variables: readonly ServerEggVariable[],
   hideValues = false,
 ): string {
-  const replacements = new Map<string, string>([['{{SERVER_MEMORY}}', String(context.memoryMiB)]]);
+  const values: Record<string, string> = { SERVER_MEMORY: String(context.memoryMiB) };
   if (context.allocation) {
-    replacements.set('{{SERVER_IP}}', context.allocation.ip);
-    replacements.set('{{SERVER_PORT}}', String(context.allocation.port));
+    values['SERVER_IP'] = context.allocation.ip;
+    values['SERVER_PORT'] = String(context.allocation.port);
   }
   for (const variable of variables) {
     const shown = variable.user_viewable === 1 && !hideValues;
-    replacements.set(`{{${variable.env_variable}}}`, shown ? (variable.server_value ?? variable.default_value) : '[hidden]');
+    values[variable.env_variable] = shown ? (variable.server_value ?? variable.default_value) : '[hidden]';
   }
-  // One pass, so a value that itself contains `{{...}}` is not filled in again.
-  return raw.replace(/\{\{[^{}]*\}\}/g, (token) => replacements.get(token) ?? token);
+  return renderStartup(raw, values);
 }
