@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DialectName } from '../../src/db/database.js';
-import { CLI_DIALECTS, createSandbox, quetzalJson, type CliSandbox } from '../cli/helpers.js';
+import { createSandbox, quetzalJson, type CliSandbox } from '../cli/helpers.js';
 import {
   api,
   backupTree,
@@ -148,7 +148,8 @@ const POINTS: Array<{ point: string; expected: 'old' | 'restored'; truncate?: bo
   { point: 'restore-finished', expected: 'restored' },
 ];
 
-for (const dialect of CLI_DIALECTS) {
+/** The suite for one database; one test file per database, so that two workers share its minutes. */
+export function restoreCrashSuite(dialect: DialectName): void {
   describe.concurrent(`a restore killed at any instant [${dialect}]`, () => {
     for (const truncate of [true, false]) {
       it(`${truncate ? 'with' : 'without'} truncate, at every crash point`, async () => {
