@@ -59,7 +59,7 @@ function outsideSnapshot(): string {
 }
 
 describe('a folder swapped for a symlink to outside the volume, again and again', () => {
-  it(`a backup never archives what the link points to (${ROUNDS} rounds)`, { timeout: 60_000 }, async () => {
+  it(`a backup never archives what the link points to (${ROUNDS} rounds)`, { timeout: 120_000 }, async () => {
     const before = outsideSnapshot();
     await startSwapping();
     const archivePath = path.join(root, 'backup.tar.gz');
@@ -82,7 +82,7 @@ describe('a folder swapped for a symlink to outside the volume, again and again'
     expect(sawFolder).toBeGreaterThan(0);
   });
 
-  it(`delete_files never deletes through the link (${ROUNDS} rounds)`, { timeout: 60_000 }, async () => {
+  it(`delete_files never deletes through the link (${ROUNDS} rounds)`, { timeout: 120_000 }, async () => {
     const before = outsideSnapshot();
     await startSwapping();
     let refused = 0;
@@ -108,7 +108,7 @@ describe('a folder swapped for a symlink to outside the volume, again and again'
 
   it(
     `delete_files of a whole folder never crosses a link swapped in below it (${ROUNDS} rounds)`,
-    { timeout: 60_000 },
+    { timeout: 120_000 },
     async () => {
       const before = outsideSnapshot();
       const world = path.join(volume, 'world');
