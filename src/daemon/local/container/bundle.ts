@@ -31,7 +31,11 @@ export interface BundlePaths {
 }
 
 export function bundlePaths(runDir: string, serverUuid: string): BundlePaths {
-  const dir = path.join(runDir, 'containers', serverUuid);
+  return bundlePathsIn(path.join(runDir, 'containers', serverUuid));
+}
+
+/** The files of a bundle in folder `dir` (a server's, or an installer box's). */
+export function bundlePathsIn(dir: string): BundlePaths {
   return {
     dir,
     config: path.join(dir, 'config.json'),

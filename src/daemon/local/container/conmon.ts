@@ -215,7 +215,8 @@ export function conmonAlive(pid: number): boolean {
   }
 }
 
-async function lastRuncError(runcLog: string): Promise<string | null> {
+/** The last error runc logged (`--log-format json`), or null. */
+export async function lastRuncError(runcLog: string): Promise<string | null> {
   const text = await fs.promises.readFile(runcLog, 'utf8').catch(() => '');
   for (const line of text.split('\n').reverse()) {
     try {

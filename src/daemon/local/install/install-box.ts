@@ -26,7 +26,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DaemonError, type InstallOutcome, type InstallScript, type ServerLimits } from '../../daemon.js';
-import { writeBundle, type BundlePaths } from '../container/bundle.js';
+import { bundlePathsIn, writeBundle } from '../container/bundle.js';
+import { lastRuncError } from '../container/conmon.js';
 import { containerLimits } from '../container/container-launcher.js';
 import type { ContainerRuntime } from '../container/container-runtime.js';
 import { containerSpec } from '../container/container-spec.js';
@@ -100,16 +101,8 @@ export async function runInstallBox(
   const attached = await runtime.network.attach(target.serverUuid, []);
   try {
     const spec = installSpec(runtime, target, script, entrypoint, scriptDir, attached.namespacePath);
-    const paths: BundlePaths = {
-      dir,
-      config: path.join(dir, 'config.json'),
-      rootfs: path.join(dir, 'rootfs'),
-      runcLog: path.join(dir, 'runc.log'),
-      // Not used: `runc run` keeps the box's first process as its child.
-      pidFile: path.join(dir, 'init.pid'),
-      conmonPidFile: path.join(dir, 'conmon.pid'),
-      exitDir: path.join(dir, 'exits'),
-    };
+    // pidFile is not used: `runc run` keeps the box's first process as its child.
+    const paths = bundlePathsIn(dir);
     await writeBundle(paths, spec, runtime.host);
     return await runBox(runtime, id, dir, paths.runcLog, onLine);
   } finally {
@@ -188,19 +181,6 @@ function runBox(
       });
     });
   });
-}
-
-async function lastRuncError(runcLog: string): Promise<string | null> {
-  const text = await fs.readFile(runcLog, 'utf8').catch(() => '');
-  for (const line of text.split('\n').reverse()) {
-    try {
-      const entry = JSON.parse(line) as { level?: string; msg?: string };
-      if ((entry.level === 'error' || entry.level === 'fatal') && entry.msg) return entry.msg;
-    } catch {
-      // not JSON
-    }
-  }
-  return null;
 }
 
 /**
