@@ -13,6 +13,7 @@ import { passwordsSessionsMigration } from './migrations/007_passwords_sessions.
 import { allocationsMigration } from './migrations/008_allocations.js';
 import { serverUidInodesMigration } from './migrations/009_server_uid_inodes.js';
 import { eggsMigration } from './migrations/010_eggs.js';
+import { accountsDatabasesMigration } from './migrations/011_accounts_databases.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -27,6 +28,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '008_allocations': allocationsMigration(handle.dialect),
     '009_server_uid_inodes': serverUidInodesMigration(handle.dialect),
     '010_eggs': eggsMigration(handle.dialect),
+    '011_accounts_databases': accountsDatabasesMigration(handle.dialect),
   };
 }
 

@@ -19,6 +19,11 @@ export interface UserTable {
   created_at: Millis;
   /** Migration 007: `scrypt$N$r$p$salt$hash` (src/modules/users/passwords.ts); null: cannot sign in. */
   password: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 011 (SPEC 17): the TOTP secret encrypted with the app key (src/secrets.ts), null until set up. */
+  totp_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  totp_authenticated_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
+  /** The last 30 s step whose code was accepted: codes of that step or earlier are refused (no replay). */
+  totp_last_step: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface ApiKeyTable {
@@ -74,6 +79,8 @@ export interface ServerTable {
   egg_id: ColumnType<number | null, number | null | undefined, number | null>;
   image: ColumnType<string | null, string | null | undefined, string | null>;
   description: Generated<string>;
+  /** Migration 011 (SPEC 17): how many databases its users may create (0: none). */
+  database_limit: Generated<number>;
 }
 
 /**
@@ -293,6 +300,79 @@ export interface LoginAttemptTable {
   attempted_at: Millis;
 }
 
+/** A two-factor recovery token (migration 011): only its SHA-256 (hex); deleted when used. */
+export interface RecoveryTokenTable {
+  id: Id;
+  user_id: number;
+  token_hash: string;
+  created_at: Millis;
+}
+
+/** A password sign-in waiting for its second factor (migration 011); `id` is the SHA-256 (hex) of the confirmation token. */
+export interface SignInCheckpointTable {
+  id: string;
+  user_id: number;
+  ip: string | null;
+  created_at: Millis;
+  expires_at: Millis;
+}
+
+/** An account's SSH public key for SFTP (migration 011); `fingerprint` is OpenSSH's `SHA256:<base64>`. */
+export interface UserSshKeyTable {
+  id: Id;
+  user_id: number;
+  name: string;
+  fingerprint: string;
+  /** OpenSSH's one-line form: `<type> <base64>`. */
+  public_key: string;
+  created_at: Millis;
+}
+
+/** One event of an account's own (migration 011): `auth:success`, `user:api-key.create`, ... */
+export interface UserActivityTable {
+  id: Id;
+  user_id: number;
+  event: string;
+  ip: string | null;
+  api_key_id: number | null;
+  /** JSON object. */
+  properties: ColumnType<string, string | undefined, string>;
+  timestamp: Millis;
+}
+
+export type DatabaseEngine = 'mysql' | 'postgres';
+
+/** A database server the admin registered (migration 011); `password` is encrypted with the app key. */
+export interface DatabaseHostTable {
+  id: Id;
+  name: string;
+  engine: DatabaseEngine;
+  host: string;
+  port: number;
+  username: string;
+  password: string;
+  /** null: no limit. */
+  max_databases: number | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+/** A server's database on a host (migration 011); `password` is encrypted with the app key. */
+export interface ServerDatabaseTable {
+  id: Id;
+  server_id: number;
+  database_host_id: number;
+  database: string;
+  username: string;
+  /** Where its user may connect from (`%`: anywhere). */
+  remote: ColumnType<string, string | undefined, string>;
+  password: string;
+  /** 0: the host's default. */
+  max_connections: ColumnType<number, number | undefined, number>;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
 /** A number raised on every change to the named table (migration 004), what caches check. */
 export interface ChangeGenerationTable {
   name: string;
@@ -319,10 +399,17 @@ export interface Tables {
   eggs: EggTable;
   egg_variables: EggVariableTable;
   server_variables: ServerVariableTable;
+  recovery_tokens: RecoveryTokenTable;
+  sign_in_checkpoints: SignInCheckpointTable;
+  user_ssh_keys: UserSshKeyTable;
+  user_activity: UserActivityTable;
+  database_hosts: DatabaseHostTable;
+  server_databases: ServerDatabaseTable;
 }
 
 /** A user as the rest of the code sees one: the password hash never travels with it. */
-export type UserRow = Omit<Selectable<UserTable>, 'password'>;
+/** The two-factor columns too: src/modules/account reads them where it needs them. */
+export type UserRow = Omit<Selectable<UserTable>, 'password' | 'totp_secret' | 'totp_authenticated_at' | 'totp_last_step'>;
 export type NewUser = Insertable<UserTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type ServerRow = Selectable<ServerTable>;
@@ -347,3 +434,7 @@ export type NewEggVariable = Insertable<EggVariableTable>;
 export type ServerVariableRow = Selectable<ServerVariableTable>;
 export type ActivityLogRow = Selectable<ActivityLogTable>;
 export type NewActivityLog = Insertable<ActivityLogTable>;
+export type UserSshKeyRow = Selectable<UserSshKeyTable>;
+export type UserActivityRow = Selectable<UserActivityTable>;
+export type DatabaseHostRow = Selectable<DatabaseHostTable>;
+export type ServerDatabaseRow = Selectable<ServerDatabaseTable>;
