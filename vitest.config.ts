@@ -11,6 +11,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Like Laravel's BCRYPT_ROUNDS=4 in phpunit.xml: the suite hashes thousands of passwords and
+    // measures none (src/modules/users/passwords.ts); processes the tests start inherit it.
+    env: { PASSWORD_HASH_COST: '10' },
     // Two cores on CI: parallel files beyond that only add contention.
     maxWorkers: 2,
     reporters: ['default'],

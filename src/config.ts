@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { decodeAppKey } from './app-key.js';
 import { invalidProxyEntry } from './http/client-address.js';
+import { parsePasswordHashCost, PASSWORD_HASH_COST_RANGE } from './modules/users/passwords.js';
 import { DEFAULT_SERVER_NETWORK, parseAddressPool } from './server-address-pool.js';
 
 /** The service's configuration, read once from the environment (and `.env`), validated and frozen. */
@@ -43,6 +44,8 @@ export interface Config {
   readonly serverNetwork: string;
   /** SERVER_UID_RANGE: each confined server runs as first + its uid slot (SPEC 10); null = all as serverUid. */
   readonly serverUidRange: { readonly first: number; readonly last: number } | null;
+  /** PASSWORD_HASH_COST: log2 of scrypt's N for new password hashes (default 15). */
+  readonly passwordHashCost: number;
   /** SFTP_PORT (SPEC 15): where the SFTP server listens; 0 = no SFTP server. */
   readonly sftpPort: number;
   /** SFTP_HOST: the address the SFTP server binds and `sftp_details` names (default HOST). */
@@ -64,6 +67,16 @@ export function readEnvironment(cwd = process.cwd(), env: Env = process.env): En
   const file = path.join(cwd, '.env');
   const fromFile = fs.existsSync(file) ? parseDotenv(fs.readFileSync(file)) : {};
   return { ...fromFile, ...env };
+}
+
+/** PASSWORD_HASH_COST: log2 of scrypt's N for new password hashes (src/modules/users/passwords.ts reads it too). */
+function passwordHashCost(env: Env): number {
+  const cost = parsePasswordHashCost(env.PASSWORD_HASH_COST);
+  if (cost === null) {
+    const { min, max } = PASSWORD_HASH_COST_RANGE;
+    throw new ConfigError(`PASSWORD_HASH_COST must be a whole number between ${min} and ${max}, got "${env.PASSWORD_HASH_COST}"`);
+  }
+  return cost;
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
@@ -189,6 +202,7 @@ export function loadConfig(env: Env = readEnvironment()): Config {
     serverNetwork: serverNetwork(env),
     serverUidRange: uidRange(env),
     appKey: appKey(env),
+    passwordHashCost: passwordHashCost(env),
     sftpPort: integer(env, 'SFTP_PORT', 2022, 0, 65535),
     sftpHost: env.SFTP_HOST?.trim() || host,
     uploadLimitMb: integer(env, 'UPLOAD_LIMIT_MB', 1024, 1, 1_048_576),

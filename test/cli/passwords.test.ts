@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { CliError, type CliContext, type CliOptions } from '../../src/cli/command.js';
 import { command as userCreate } from '../../src/cli/commands/user-create.js';
 import { command as userPassword } from '../../src/cli/commands/user-password.js';
-import { hashPassword, passwordProblem, verifyPassword } from '../../src/modules/users/passwords.js';
+import { loadConfig } from '../../src/config.js';
+import { hashPassword, parsePasswordHashCost, passwordProblem, verifyPassword } from '../../src/modules/users/passwords.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 import { browserRequest, signIn } from '../helpers/sign-in.js';
@@ -13,13 +14,25 @@ import { BIN, describeEachDialect, useSandbox } from './helpers.js';
 describe('password hashing', () => {
   it('stores scrypt with its parameters and a fresh salt, and verifies', async () => {
     const hash = await hashPassword('correct horse battery');
-    expect(hash).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=$/);
+    const n = 2 ** (parsePasswordHashCost(process.env.PASSWORD_HASH_COST) ?? 0);
+    expect(hash).toMatch(new RegExp(`^scrypt\\$${n}\\$8\\$1\\$[A-Za-z0-9+/]{22}==\\$[A-Za-z0-9+/]{43}=$`));
     expect(await hashPassword('correct horse battery')).not.toBe(hash);
     expect(await verifyPassword('correct horse battery', hash)).toBe(true);
     expect(await verifyPassword('correct horse batterY', hash)).toBe(false);
     expect(await verifyPassword('', hash)).toBe(false);
     // Unicode is compared in one normal form: é typed precomposed or combined is the same password.
     expect(await verifyPassword('caf\u0065\u0301 au lait', await hashPassword('caf\u00e9 au lait'))).toBe(true);
+  });
+
+  it('takes N from PASSWORD_HASH_COST: 2^15 unless set, 10 to 20, and the service refuses anything else', () => {
+    expect(parsePasswordHashCost(undefined)).toBe(15);
+    expect(parsePasswordHashCost('')).toBe(15);
+    expect(parsePasswordHashCost('12')).toBe(12);
+    for (const bad of ['9', '21', 'x', '-1', '1e1']) {
+      expect(parsePasswordHashCost(bad)).toBeNull();
+      expect(() => loadConfig({ DATA_DIR: '/nonexistent', PASSWORD_HASH_COST: bad })).toThrow(/PASSWORD_HASH_COST must be/);
+    }
+    expect(loadConfig({ DATA_DIR: '/nonexistent' }).passwordHashCost).toBe(15);
   });
 
   it('reads the parameters from the stored hash', async () => {

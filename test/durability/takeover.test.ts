@@ -50,24 +50,8 @@ describe.concurrent('a live instance takes over a dead instance’s restore and 
             leaseExpiresAt: Date.now() + 2_000,
           });
           const serverRow = { id: planted.serverId };
-          const started = Date.now();
-          expect(await statusOf(service, token as string, server as string)).toBe('restoring_backup');
-          await waitFor(
-            'the takeover',
-            async () => (await statusOf(service, token as string, server as string)) === null,
-            60_000,
-          );
-          expect(Date.now() - started).toBeLessThan(60_000);
-          expect(fs.readFileSync(path.join(volume, 'a.txt'), 'utf8')).toBe('restored a');
-          expect(fs.readFileSync(path.join(volume, 'b.txt'), 'utf8')).toBe('restored b');
-          expect(fs.readFileSync(path.join(volume, 'kept.txt'), 'utf8')).toBe('kept');
-          // Removed just after the outcome is committed.
-          await waitFor('the folder to go', async () => !fs.existsSync(folder), 10_000);
-          const events = await db.selectFrom('activity_logs').select('event').where('server_id', '=', serverRow.id).execute();
-          expect(events.map((e) => e.event)).toContain('server:backup.restore-complete');
-          expect(await db.selectFrom('backup_restores').selectAll().execute()).toEqual([]);
-
-          // A backup that instance was writing: failed once its lease runs out, its partial archive removed.
+          // And a backup that instance was writing: failed once its lease runs out, its partial archive removed
+          // (planted now, so that one recovery pass finds both).
           const partial = path.join(
             box.dataDir,
             'backups',
@@ -91,6 +75,23 @@ describe.concurrent('a live instance takes over a dead instance’s restore and 
               lease_expires_at: Date.now() + 1_000,
             })
             .execute();
+          const started = Date.now();
+          expect(await statusOf(service, token as string, server as string)).toBe('restoring_backup');
+          await waitFor(
+            'the takeover',
+            async () => (await statusOf(service, token as string, server as string)) === null,
+            60_000,
+          );
+          expect(Date.now() - started).toBeLessThan(60_000);
+          expect(fs.readFileSync(path.join(volume, 'a.txt'), 'utf8')).toBe('restored a');
+          expect(fs.readFileSync(path.join(volume, 'b.txt'), 'utf8')).toBe('restored b');
+          expect(fs.readFileSync(path.join(volume, 'kept.txt'), 'utf8')).toBe('kept');
+          // Removed just after the outcome is committed.
+          await waitFor('the folder to go', async () => !fs.existsSync(folder), 10_000);
+          const events = await db.selectFrom('activity_logs').select('event').where('server_id', '=', serverRow.id).execute();
+          expect(events.map((e) => e.event)).toContain('server:backup.restore-complete');
+          expect(await db.selectFrom('backup_restores').selectAll().execute()).toEqual([]);
+
           await waitFor(
             'the backup to be failed',
             async () => {

@@ -6,9 +6,23 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
  * self-describing as `scrypt$N$r$p$salt$hash` (salt and hash in base64), so the
  * parameters can be raised later without making older hashes unreadable.
  * N=2^15, r=8 (32 MiB) takes ~85 ms on the machines this runs on; 2^16 doubles
- * both.
+ * both. PASSWORD_HASH_COST (log2 of N, 10 to 20, default 15) sets it for new
+ * hashes, as Laravel's BCRYPT_ROUNDS does: the test suite runs with 10, since
+ * it hashes thousands of passwords and measures none of them.
  */
-const COST = 2 ** 15;
+export const DEFAULT_PASSWORD_HASH_COST = 15;
+export const PASSWORD_HASH_COST_RANGE = { min: 10, max: 20 } as const;
+
+/** PASSWORD_HASH_COST as log2 of N, or null when it is not a whole number in range (src/config.ts refuses it then). */
+export function parsePasswordHashCost(raw: string | undefined): number | null {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_PASSWORD_HASH_COST;
+  if (!/^\d+$/.test(raw.trim())) return null;
+  const value = Number(raw);
+  return value >= PASSWORD_HASH_COST_RANGE.min && value <= PASSWORD_HASH_COST_RANGE.max ? value : null;
+}
+
+/** Read from the environment once: every process that hashes (the service, the CLI, a worker) has the same. */
+const COST = 2 ** (parsePasswordHashCost(process.env.PASSWORD_HASH_COST) ?? DEFAULT_PASSWORD_HASH_COST);
 const BLOCK_SIZE = 8;
 const PARALLELISM = 1;
 const SALT_BYTES = 16;
