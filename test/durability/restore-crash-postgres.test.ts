@@ -1,7 +1,7 @@
-/** SPEC 9's crash tests (restore-crash.cases.ts) on PostgreSQL, when TEST_DATABASE_URL names one. */
+/** SPEC 9's crash tests (restore-crash.cases.ts) on PostgreSQL, when TEST_DATABASE_URL names one: without truncate. */
 import { describe, it } from 'vitest';
 import { CLI_DIALECTS } from '../cli/helpers.js';
-import { restoreCrashSuite } from './restore-crash.cases.js';
+import { restoreCrashSuite, restoreCrashVariants } from './restore-crash.cases.js';
 
-if (CLI_DIALECTS.includes('postgres')) restoreCrashSuite('postgres');
+if (CLI_DIALECTS.includes('postgres')) restoreCrashSuite('postgres', restoreCrashVariants('postgres', true));
 else describe('a restore killed at any instant [postgres]', () => it.skip('needs TEST_DATABASE_URL', () => {}));
