@@ -38,6 +38,7 @@ describeEachDialect('migrating one fresh database from several processes at once
         '008_allocations',
         '009_server_uid_inodes',
         '010_eggs',
+        '011_accounts_databases',
       ]);
     }
   }, 60_000);
