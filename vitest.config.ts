@@ -11,6 +11,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Test files in one worker share its loaded modules (measured: the suite's import time fell
+    // from ~140 s to ~10 s, its CPU by a quarter). Every test builds what it uses (a harness, a
+    // DATA_DIR, a database of its own) and module state is only caches, so nothing leaks between files.
+    isolate: false,
     // Like Laravel's BCRYPT_ROUNDS=4 in phpunit.xml: the suite hashes thousands of passwords and
     // measures none (src/modules/users/passwords.ts); processes the tests start inherit it.
     env: { PASSWORD_HASH_COST: '10' },
