@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
-import { CreateSubuserBody, UpdateSubuserBody } from './subusers.schemas.js';
+import { CreateSubuserBody, SubuserParams, UpdateSubuserBody } from './subusers.schemas.js';
 import {
   createSubuser,
   findSubuser,
@@ -54,8 +54,9 @@ export function registerSubuserRoutes(app: FastifyInstance, deps: AppDeps) {
     url: '/servers/:server/users/:user',
     summary: 'Show one subuser',
     permission: 'user.read',
+    params: SubuserParams,
     handler: async (request) => {
-      const { user } = request.params as { user: string };
+      const { user } = request.params;
       return subuserItem(await findSubuser(deps, request.target.server, user));
     },
   });
@@ -67,9 +68,10 @@ export function registerSubuserRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'user.update',
     mutates: true,
     body: UpdateSubuserBody,
+    params: SubuserParams,
     handler: async (request) => {
       const { server } = request.target;
-      const subuser = await findSubuser(deps, server, (request.params as { user: string }).user);
+      const subuser = await findSubuser(deps, server, request.params.user);
       return subuserItem(await updateSubuser(deps, server, callerOf(request.auth, request.target), subuser, request.body));
     },
   });
@@ -80,9 +82,10 @@ export function registerSubuserRoutes(app: FastifyInstance, deps: AppDeps) {
     summary: 'Remove a subuser from the server',
     permission: 'user.delete',
     mutates: true,
+    params: SubuserParams,
     handler: async (request, reply) => {
       const { server } = request.target;
-      const subuser = await findSubuser(deps, server, (request.params as { user: string }).user);
+      const subuser = await findSubuser(deps, server, request.params.user);
       await removeSubuser(deps, server, callerOf(request.auth, request.target), subuser);
       return reply.status(204).send();
     },

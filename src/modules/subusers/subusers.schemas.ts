@@ -13,3 +13,6 @@ export const UpdateSubuserBody = Type.Object({
 
 export type CreateSubuserInput = Static<typeof CreateSubuserBody>;
 export type UpdateSubuserInput = Static<typeof UpdateSubuserBody>;
+
+/** `/users/{user}`: the subuser's user UUID (the guard has resolved `server`). */
+export const SubuserParams = Type.Object({ server: Type.String(), user: Type.String() });
