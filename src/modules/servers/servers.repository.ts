@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { precompiled, type Queryable } from '../../db/database.js';
 import type { Tables, NewServer, ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
 
@@ -72,7 +72,7 @@ function likeLiteral(value: string): string {
 }
 
 function containsIgnoringCase(column: 'servers.uuid' | 'servers.name', value: string) {
-  return sql<boolean>`lower(${sql.ref(column)}) like ${`%${likeLiteral(value.toLowerCase())}%`} escape '\\'`;
+  return sql<SqlBool>`lower(${sql.ref(column)}) like ${`%${likeLiteral(value.toLowerCase())}%`} escape '\\'`;
 }
 
 /**
@@ -86,9 +86,9 @@ function anyFieldMatches(value: string) {
     const [ip = '', port] = value.split(':');
     const portLike = port === undefined ? sql`true` : sql`cast(a.port as text) like ${`${port}%`}`;
     const ipMatch = value.startsWith(':') ? sql`true` : sql`a.ip = ${ip}`;
-    return sql<boolean>`exists (select 1 from allocations a where a.server_id = servers.id and ${ipMatch} and ${portLike})`;
+    return sql<SqlBool>`exists (select 1 from allocations a where a.server_id = servers.id and ${ipMatch} and ${portLike})`;
   }
-  return sql<boolean>`(servers.uuid = ${value.toLowerCase()} or servers.uuid like ${`${likeLiteral(value.toLowerCase())}%`} escape '\\'
+  return sql<SqlBool>`(servers.uuid = ${value.toLowerCase()} or servers.uuid like ${`${likeLiteral(value.toLowerCase())}%`} escape '\\'
     or servers.uuid_short = ${value.toLowerCase()} or lower(servers.name) like ${`%${likeLiteral(value.toLowerCase())}%`} escape '\\')`;
 }
 
@@ -111,17 +111,17 @@ function visibleServersQuery(db: Queryable, user: UserRow, criteria: ServerListC
       query = query.where((eb) => eb.not(accessible(eb)));
       break;
     case 'none':
-      query = query.where(sql<boolean>`1 = 2`);
+      query = query.where(sql<SqlBool>`1 = 2`);
       break;
     case 'all':
       break;
   }
   const { uuid, name, externalId, any } = criteria.filters;
-  if (uuid) query = query.where((eb) => eb.or(uuid.map((v) => eb(containsIgnoringCase('servers.uuid', v), '=', true))));
-  if (name) query = query.where((eb) => eb.or(name.map((v) => eb(containsIgnoringCase('servers.name', v), '=', true))));
+  if (uuid) query = query.where((eb) => eb.or(uuid.map((v) => containsIgnoringCase('servers.uuid', v))));
+  if (name) query = query.where((eb) => eb.or(name.map((v) => containsIgnoringCase('servers.name', v))));
   // Quetzal's servers have no external id: the filter matches none.
-  if (externalId) query = query.where(sql<boolean>`1 = 2`);
-  if (any) query = query.where((eb) => eb.or(any.map((v) => eb(anyFieldMatches(v), '=', true))));
+  if (externalId) query = query.where(sql<SqlBool>`1 = 2`);
+  if (any) query = query.where((eb) => eb.or(any.map((v) => anyFieldMatches(v))));
   return query;
 }
 
