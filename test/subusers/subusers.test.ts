@@ -173,6 +173,10 @@ describeEachDatabase('subusers', (database) => {
     expect((await post(owner.token, `${base(server)}/${admin.user.uuid}`, { permissions: ['control.start'] })).statusCode).toBe(
       404,
     );
+    // Not a subuser's UUID, or not a UUID at all: a 404, never a database error.
+    for (const reference of ['not-a-uuid', 'x'.repeat(80), '%25', admin.user.uuid.toUpperCase()]) {
+      expect((await get(owner.token, `${base(server)}/${reference}`)).statusCode).toBe(404);
+    }
     expect(await events(server)).toEqual([]);
     expect(
       await h.db.db.selectFrom('users').select('id').where('email', 'in', ['x@example.test', 'y@example.test']).execute(),
@@ -207,5 +211,19 @@ describeEachDatabase('subusers', (database) => {
       403,
     );
     expect((await del(reader.token, `${base(server)}/${other.user.uuid}`)).statusCode).toBe(403);
+  });
+
+  it('concurrent additions of one new email make one account and one subuser, the rest refused', async () => {
+    const { owner, server } = await h.make.ownedServer();
+    const other = await h.make.ownedServer();
+    const email = `race.${server.uuid_short}@example.test`;
+    const results = await Promise.all([
+      ...Array.from({ length: 4 }, () => post(owner.token, base(server), { email, permissions: ['control.start'] })),
+      ...Array.from({ length: 2 }, () => post(other.owner.token, base(other.server), { email, permissions: ['control.start'] })),
+    ]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 200, 400, 400, 400, 400]);
+    expect(await h.db.db.selectFrom('users').select('id').where('email', '=', email).execute()).toHaveLength(1);
+    expect((await get(owner.token, base(server))).json().data).toHaveLength(1);
+    expect((await events(server)).filter((e) => e.event === 'server:subuser.create')).toHaveLength(1);
   });
 });

@@ -151,3 +151,12 @@ export async function setSubuserPermissions(db: Queryable, id: number, permissio
 export async function deleteSubuser(db: Queryable, id: number): Promise<void> {
   await db.deleteFrom('subusers').where('id', '=', id).execute();
 }
+
+/** Locks the server's row until the transaction ends (a no-op update; SQLite's writers are serial anyway). */
+export async function lockServerForSubusers(db: Queryable, serverId: number): Promise<void> {
+  await db
+    .updateTable('servers')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', serverId)
+    .execute();
+}

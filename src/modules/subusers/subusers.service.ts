@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { AppDeps } from '../../deps.js';
 import type { ServerRow, UserRow } from '../../db/schema.js';
-import { displayException, forbidden, notFound, ValidationError, type FieldFailure } from '../../http/errors.js';
+import { displayException, forbidden, HttpError, notFound, ValidationError, type FieldFailure } from '../../http/errors.js';
 import { can, isPermission, type Access, type Permission } from '../../http/permissions.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
 import { createUser } from '../users/users.repository.js';
@@ -14,6 +14,7 @@ import {
   insertSubuser,
   isSubuserOf,
   isUsernameTaken,
+  lockServerForSubusers,
   setSubuserPermissions,
   type SubuserListRow,
 } from './subusers.repository.js';
@@ -84,25 +85,37 @@ export async function createSubuser(
   if (!EMAIL.test(email)) throw ValidationError.of('email', 'email', 'The email field must be a valid email address.');
   const permissions = grantedPermissions(caller, input.permissions);
   const now = deps.clock.now();
-  const id = await deps.db.transaction().execute(async (trx) => {
-    let userId = await findUserIdByEmail(trx, email);
-    if (userId === server.owner_id) throw displayException(OWNER_MESSAGE);
-    if (userId === caller.user.id) throw displayException(SELF_MESSAGE);
-    if (userId !== undefined && (await isSubuserOf(trx, server.id, userId))) throw displayException(EXISTS_MESSAGE);
-    if (userId === undefined) {
-      const username = await freeUsername(trx, email);
-      userId = (await createUser(trx, { username, email, rootAdmin: false, now, passwordHash: null })).id;
-    }
-    const subuserId = await insertSubuser(trx, { serverId: server.id, userId, permissions, now });
-    await recordActivity(trx, {
-      serverId: server.id,
-      event: 'server:subuser.create',
-      actor: caller.actor,
-      properties: { email, permissions },
-      timestamp: now,
+  const attempt = () =>
+    deps.db.transaction().execute(async (trx) => {
+      // One creation per server at a time: two requests for one email cannot both pass the checks.
+      await lockServerForSubusers(trx, server.id);
+      let userId = await findUserIdByEmail(trx, email);
+      if (userId === server.owner_id) throw displayException(OWNER_MESSAGE);
+      if (userId === caller.user.id) throw displayException(SELF_MESSAGE);
+      if (userId !== undefined && (await isSubuserOf(trx, server.id, userId))) throw displayException(EXISTS_MESSAGE);
+      if (userId === undefined) {
+        const username = await freeUsername(trx, email);
+        userId = (await createUser(trx, { username, email, rootAdmin: false, now, passwordHash: null })).id;
+      }
+      const subuserId = await insertSubuser(trx, { serverId: server.id, userId, permissions, now });
+      await recordActivity(trx, {
+        serverId: server.id,
+        event: 'server:subuser.create',
+        actor: caller.actor,
+        properties: { email, permissions },
+        timestamp: now,
+      });
+      return subuserId;
     });
-    return subuserId;
-  });
+  let id: number;
+  try {
+    id = await attempt();
+  } catch (err) {
+    // Another server's request made an account for this email (or took the username) meanwhile:
+    // once more, which now finds that account. Refusals are final.
+    if (err instanceof HttpError) throw err;
+    id = await attempt();
+  }
   return (await findSubuserById(deps.db, id)) as SubuserListRow;
 }
 
