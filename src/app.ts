@@ -27,6 +27,7 @@ import { registerAllocationRoutes } from './modules/allocations/allocations.rout
 import { registerInstallRoutes } from './modules/installs/installs.routes.js';
 import { registerStartupRoutes } from './modules/startup/startup.routes.js';
 import { registerSettingsRoutes } from './modules/settings/settings.routes.js';
+import { registerSubuserRoutes } from './modules/subusers/subusers.routes.js';
 import { registerWebsocketRoutes } from './modules/websocket/websocket.routes.js';
 import type { HubOptions } from './modules/websocket/websocket.hub.js';
 import { loadAppKey } from './app-key.js';
@@ -120,6 +121,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerInstallRoutes(app, { ...deps, serverEvents });
   registerStartupRoutes(app, deps);
   registerSettingsRoutes(app, deps);
+  registerSubuserRoutes(app, deps);
   // SPEC 15: the file routes, and what their signed URLs lead to.
   await registerFileRoutes(app, { ...deps, appKey });
   await registerFileTransferRoutes(app, { ...deps, appKey });

@@ -1,42 +1,112 @@
-/** Subuser permissions (SPEC 5). Owners and root admins hold all of them. */
-export const PERMISSIONS = [
-  'schedule.read',
-  'schedule.create',
-  'schedule.update',
-  'schedule.delete',
-  'activity.read',
-  'backup.read',
-  'backup.create',
-  'backup.delete',
-  'backup.download',
-  'backup.restore',
-  'control.console',
-  'control.start',
-  'control.stop',
-  'control.restart',
-  // SPEC 15: files and SFTP (Pterodactyl's names).
-  'file.read',
-  'file.read-content',
-  'file.create',
-  'file.update',
-  'file.delete',
-  'file.archive',
-  'file.sftp',
-  'websocket.connect',
-  // SPEC 13: a server's allocations (Pterodactyl's names).
-  'allocation.read',
-  'allocation.create',
-  'allocation.update',
-  'allocation.delete',
-  // SPEC 16: startup variables, image and settings (Pterodactyl's names).
-  'startup.read',
-  'startup.update',
-  'startup.docker-image',
-  'settings.rename',
-  'settings.reinstall',
-] as const;
+/**
+ * Subuser permissions (SPEC 5, 17): Pterodactyl's complete set, by group, with
+ * what each allows (in Quetzal's words). The one source of truth: the
+ * permission checks, GET /api/client/permissions and the web console's picker
+ * all read it. Owners and root admins hold every one.
+ */
+export const PERMISSION_GROUPS = {
+  websocket: {
+    description: "Connecting to the server's live console: its output and its live figures.",
+    keys: { connect: "Open the server's websocket to follow the console and its figures." },
+  },
+  control: {
+    description: 'Power actions and console commands.',
+    keys: {
+      console: 'Send commands to the server through the console.',
+      start: 'Start the server when it is stopped.',
+      stop: 'Stop (or kill) the server when it runs.',
+      restart: 'Restart the server; this also starts it when it is offline, but never leaves it stopped.',
+    },
+  },
+  user: {
+    description:
+      "Managing the server's other subusers. Nobody may change their own subuser account or grant a permission they do not hold.",
+    keys: {
+      create: 'Add subusers to the server.',
+      read: 'See the subusers and their permissions.',
+      update: "Change other subusers' permissions.",
+      delete: 'Remove subusers from the server.',
+    },
+  },
+  file: {
+    description: "Working with the server's files.",
+    keys: {
+      create: 'Create files and folders, by hand or by upload.',
+      read: 'List folders, without reading or downloading files.',
+      'read-content': "Read a file's contents; this includes downloading it.",
+      update: 'Change existing files and folders.',
+      delete: 'Delete files and folders.',
+      archive: 'Compress folders and decompress archives.',
+      sftp: 'Connect over SFTP, with the other file permissions deciding what is allowed there.',
+    },
+  },
+  backup: {
+    description: "Making and managing the server's backups.",
+    keys: {
+      create: 'Make new backups.',
+      read: "List the server's backups.",
+      delete: 'Delete backups.',
+      download: 'Download a backup; a backup holds every file of the server.',
+      restore: 'Restore a backup; this can replace or delete every file of the server.',
+    },
+  },
+  allocation: {
+    description: "The server's network allocations (ports).",
+    keys: {
+      read: 'See every allocation of the server (anyone with access sees its primary one).',
+      create: 'Give the server more allocations.',
+      update: 'Choose the primary allocation and write notes on allocations.',
+      delete: 'Remove allocations from the server.',
+    },
+  },
+  startup: {
+    description: "The server's startup settings.",
+    keys: {
+      read: "See the server's startup variables.",
+      update: "Change the server's startup variables.",
+      'docker-image': 'Choose the image the server runs on.',
+    },
+  },
+  database: {
+    description: "The server's databases.",
+    keys: {
+      create: 'Create databases for the server.',
+      read: "See the server's databases.",
+      update: "Rotate a database's password (it is shown only with view_password).",
+      delete: 'Delete databases.',
+      view_password: "See a database's password.",
+    },
+  },
+  schedule: {
+    description: "The server's schedules and their tasks.",
+    keys: {
+      create: 'Create schedules.',
+      read: 'See schedules and their tasks.',
+      update: 'Change, run, enable and disable schedules and their tasks.',
+      delete: 'Delete schedules.',
+    },
+  },
+  settings: {
+    description: "The server's settings.",
+    keys: {
+      rename: 'Rename the server and change its description.',
+      reinstall: 'Reinstall the server.',
+    },
+  },
+  activity: {
+    description: "The server's activity log.",
+    keys: { read: "Read the server's activity log." },
+  },
+} as const;
 
-export type Permission = (typeof PERMISSIONS)[number];
+type Groups = typeof PERMISSION_GROUPS;
+
+/** Every permission key, `group.key`. */
+export type Permission = { [G in keyof Groups]: `${G}.${keyof Groups[G]['keys'] & string}` }[keyof Groups];
+
+export const PERMISSIONS: readonly Permission[] = Object.entries(PERMISSION_GROUPS).flatMap(([group, { keys }]) =>
+  Object.keys(keys).map((key) => `${group}.${key}` as Permission),
+);
 
 export function isPermission(value: string): value is Permission {
   return (PERMISSIONS as readonly string[]).includes(value);

@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { precompiled, type Queryable } from '../../db/database.js';
-import type { NewServer, ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
+import type { Tables, NewServer, ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SHORT = /^[0-9a-f]{8}$/i;
@@ -49,30 +49,105 @@ export async function findServerForUser(
   return { server, subuserPermissions: permissions };
 }
 
-/** Servers a user can see: owned, subuser of, or all of them for a root admin. */
-function visibleServersQuery(db: Queryable, user: UserRow) {
-  let query = db.selectFrom('servers');
-  if (user.root_admin !== 1) {
-    query = query.where((eb) =>
-      eb.or([
-        eb('servers.owner_id', '=', user.id),
-        eb('servers.id', 'in', eb.selectFrom('subusers').select('subusers.server_id').where('subusers.user_id', '=', user.id)),
-      ]),
-    );
+/**
+ * Which servers GET /api/client lists (SPEC 17, Pterodactyl's ClientController):
+ * `scope` says whose, `filters` narrow them (all must match), `sort` orders them.
+ */
+export interface ServerListCriteria {
+  /**
+   * `accessible`: owned or shared as a subuser (root admins too); `owned`;
+   * `others`: every server but the accessible ones; `all`; `none`.
+   */
+  scope: 'accessible' | 'owned' | 'others' | 'all' | 'none';
+  /** Each filter's values are alternatives (Pterodactyl's comma-separated filter values). */
+  filters: { uuid?: string[]; name?: string[]; externalId?: string[]; any?: string[] };
+  sort: { column: 'id' | 'uuid' | 'name' | 'description'; descending: boolean };
+}
+
+const IPV4_SEARCH = /^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?::\d{1,5})?$/;
+
+/** A LIKE pattern's literal part: `%`, `_` and the escape character itself escaped with `\\`. */
+function likeLiteral(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function containsIgnoringCase(column: 'servers.uuid' | 'servers.name', value: string) {
+  return sql<SqlBool>`lower(${sql.ref(column)}) like ${`%${likeLiteral(value.toLowerCase())}%`} escape '\\'`;
+}
+
+/**
+ * Pterodactyl's MultiFieldServerFilter (`filter[*]`): an IPv4 address (with an
+ * optional `:port` prefix) or `:port` matches the server's allocations; anything
+ * else matches the UUID (whole or its start), the short identifier or a part
+ * of the name. External ids do not exist in Quetzal.
+ */
+function anyFieldMatches(value: string) {
+  if (IPV4_SEARCH.test(value) || /^:\d{1,5}$/.test(value)) {
+    const [ip = '', port] = value.split(':');
+    const portLike = port === undefined ? sql`true` : sql`cast(a.port as text) like ${`${port}%`}`;
+    const ipMatch = value.startsWith(':') ? sql`true` : sql`a.ip = ${ip}`;
+    return sql<SqlBool>`exists (select 1 from allocations a where a.server_id = servers.id and ${ipMatch} and ${portLike})`;
   }
+  return sql<SqlBool>`(servers.uuid = ${value.toLowerCase()} or servers.uuid like ${`${likeLiteral(value.toLowerCase())}%`} escape '\\'
+    or servers.uuid_short = ${value.toLowerCase()} or lower(servers.name) like ${`%${likeLiteral(value.toLowerCase())}%`} escape '\\')`;
+}
+
+/** Servers a user can see, as `criteria` narrows them. */
+function visibleServersQuery(db: Queryable, user: UserRow, criteria: ServerListCriteria) {
+  let query = db.selectFrom('servers');
+  const accessible = (eb: ExpressionBuilder<Tables, 'servers'>) =>
+    eb.or([
+      eb('servers.owner_id', '=', user.id),
+      eb('servers.id', 'in', eb.selectFrom('subusers').select('subusers.server_id').where('subusers.user_id', '=', user.id)),
+    ]);
+  switch (criteria.scope) {
+    case 'accessible':
+      query = query.where(accessible);
+      break;
+    case 'owned':
+      query = query.where('servers.owner_id', '=', user.id);
+      break;
+    case 'others':
+      query = query.where((eb) => eb.not(accessible(eb)));
+      break;
+    case 'none':
+      query = query.where(sql<SqlBool>`1 = 2`);
+      break;
+    case 'all':
+      break;
+  }
+  const { uuid, name, externalId, any } = criteria.filters;
+  if (uuid) query = query.where((eb) => eb.or(uuid.map((v) => containsIgnoringCase('servers.uuid', v))));
+  if (name) query = query.where((eb) => eb.or(name.map((v) => containsIgnoringCase('servers.name', v))));
+  // Quetzal's servers have no external id: the filter matches none.
+  if (externalId) query = query.where(sql<SqlBool>`1 = 2`);
+  if (any) query = query.where((eb) => eb.or(any.map((v) => anyFieldMatches(v))));
   return query;
 }
 
-export async function countVisibleServers(db: Queryable, user: UserRow): Promise<number> {
-  const { total } = await visibleServersQuery(db, user)
+export async function countVisibleServers(db: Queryable, user: UserRow, criteria: ServerListCriteria): Promise<number> {
+  const { total } = await visibleServersQuery(db, user, criteria)
     .select((eb) => eb.fn.countAll<number>().as('total'))
     .executeTakeFirstOrThrow();
   return Number(total);
 }
 
-/** One page of the servers a user can see, oldest id first. */
-export async function findVisibleServersPage(db: Queryable, user: UserRow, limit: number, offset: number): Promise<ServerRow[]> {
-  return visibleServersQuery(db, user).selectAll('servers').orderBy('servers.id').limit(limit).offset(offset).execute();
+/** One page of the servers a user can see, in the criteria's order (then by id). */
+export async function findVisibleServersPage(
+  db: Queryable,
+  user: UserRow,
+  criteria: ServerListCriteria,
+  limit: number,
+  offset: number,
+): Promise<ServerRow[]> {
+  const direction = criteria.sort.descending ? 'desc' : 'asc';
+  let query = visibleServersQuery(db, user, criteria).selectAll('servers');
+  if (criteria.sort.column !== 'id') query = query.orderBy(`servers.${criteria.sort.column}`, direction);
+  return query
+    .orderBy('servers.id', criteria.sort.column === 'id' ? direction : 'asc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
 }
 
 export async function isShortIdentifierTaken(db: Queryable, uuidShort: string): Promise<boolean> {

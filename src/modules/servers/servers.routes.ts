@@ -2,13 +2,31 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { clientRoute } from '../../http/routes.js';
 import { paginatedList } from '../../http/envelopes.js';
+import { Type } from '@sinclair/typebox';
 import { PageQuery, parsePageQuery } from '../../http/query.js';
-import { serverItem, serverMeta, sftpDetails, statsItem } from './servers.transformer.js';
-import { listVisibleServers, serverResources } from './servers.service.js';
+import { serverItem, serverMeta, sftpDetails, statsItem, withIncludes } from './servers.transformer.js';
+import {
+  eggsOfServers,
+  listVisibleServers,
+  parseServerListQuery,
+  serverResources,
+  subusersOfServersShownTo,
+} from './servers.service.js';
 import { CommandBody, PowerBody } from './power.schemas.js';
 import { sendConsoleCommand, sendPowerSignal } from './power.service.js';
 import { allocationsOfServerShownTo, allocationsOfServersShownTo } from '../allocations/allocations.service.js';
 import { startupOfServersShownTo, startupShownTo } from '../startup/startup.service.js';
+
+/** GET /api/client's query (SPEC 17): the page, and Pterodactyl's `type`, `filter[...]`, `sort` and `include`. */
+const ServerListQuery = Type.Composite([
+  PageQuery,
+  Type.Object({
+    type: Type.Optional(Type.String()),
+    filter: Type.Optional(Type.Unknown()),
+    sort: Type.Optional(Type.String()),
+    include: Type.Optional(Type.String()),
+  }),
+]);
 
 export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
   const sftp = sftpDetails(deps.config, deps.sftpPort);
@@ -16,14 +34,23 @@ export function registerServerRoutes(app: FastifyInstance, deps: AppDeps) {
     method: 'GET',
     url: '',
     summary: 'List the servers the caller can see',
-    querystring: PageQuery,
+    querystring: ServerListQuery,
     handler: async (request) => {
       const page = parsePageQuery(request.query, { defaultPerPage: 50, maxPerPage: 100 });
       const { user } = request.auth;
-      const { rows, total } = await listVisibleServers(deps.db, user, page);
+      const { criteria, includes } = parseServerListQuery(user, request.query);
+      const { rows, total } = await listVisibleServers(deps.db, user, criteria, page);
       const allocations = await allocationsOfServersShownTo(deps.db, user, rows);
       const startup = await startupOfServersShownTo(deps.db, user, rows);
-      const items = rows.map((row) => serverItem(row, user, allocations.get(row.id) ?? [], sftp, startup.get(row.id)));
+      const eggs = includes.egg ? await eggsOfServers(deps.db, rows) : undefined;
+      const subusers = includes.subusers ? await subusersOfServersShownTo(deps.db, user, rows) : undefined;
+      const items = rows.map((row) =>
+        withIncludes(
+          serverItem(row, user, allocations.get(row.id) ?? [], sftp, startup.get(row.id)),
+          eggs && (eggs.get(row.id) ?? null),
+          subusers && (subusers.get(row.id) ?? null),
+        ),
+      );
       return paginatedList(items, { total, ...page }, { url: request.url, baseUrl: deps.config.appUrl });
     },
   });

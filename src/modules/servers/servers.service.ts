@@ -1,12 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
-import type { ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
+import type { EggRow, ServerRow, ServerStatus, UserRow } from '../../db/schema.js';
+import { findEgg } from '../eggs/eggs.repository.js';
+import { findSubuserPermissionsOn, findSubusersOfServers, type SubuserListRow } from '../subusers/subusers.repository.js';
 import { NO_LIMITS, type Daemon, type DaemonServer, type ServerLimits, type ServerResources } from '../../daemon/daemon.js';
 import type { PageRequest } from '../../http/query.js';
 import { allocationsForDaemon } from '../allocations/allocations.service.js';
 import { eggDaemonFields } from '../eggs/egg-runtime.js';
-import { countVisibleServers, findVisibleServersPage, insertServer, isShortIdentifierTaken } from './servers.repository.js';
+import { badRequest } from '../../http/errors.js';
+import {
+  countVisibleServers,
+  findVisibleServersPage,
+  insertServer,
+  isShortIdentifierTaken,
+  type ServerListCriteria,
+} from './servers.repository.js';
 
 export interface NewServerInput {
   ownerId: number;
@@ -55,11 +64,128 @@ export async function createServer(db: Queryable, daemon: Daemon, input: NewServ
   return row;
 }
 
-/** One page of the servers `user` can see (owned, subuser of, or all for a root admin) and how many there are. */
-export async function listVisibleServers(db: Queryable, user: UserRow, { page, perPage }: PageRequest) {
-  const total = await countVisibleServers(db, user);
-  const rows = await findVisibleServersPage(db, user, perPage, (page - 1) * perPage);
+/** What GET /api/client's query asks for beyond the page (SPEC 17): which servers, in which order, with which relationships. */
+export interface ServerListRequest {
+  criteria: ServerListCriteria;
+  includes: { egg: boolean; subusers: boolean };
+}
+
+const ALLOWED_FILTERS = ['uuid', 'name', 'external_id', '*'] as const;
+const ALLOWED_SORTS = ['id', 'uuid', 'name', 'description'] as const;
+
+/**
+ * Reads `type`, `filter[...]`, `sort` and `include` as Pterodactyl's
+ * ClientController (Spatie's QueryBuilder) does: an unknown filter or sort is
+ * Pterodactyl's 400; an unknown include is ignored, as Pterodactyl's
+ * getIncludesForTransformer drops it; an unknown `type` lists the default.
+ */
+export function parseServerListQuery(user: UserRow, query: Readonly<Record<string, unknown>>): ServerListRequest {
+  const type = query.type;
+  const admin = user.root_admin === 1;
+  const scope: ServerListCriteria['scope'] =
+    type === 'admin'
+      ? admin
+        ? 'others'
+        : 'none'
+      : type === 'admin-all'
+        ? admin
+          ? 'all'
+          : 'none'
+        : type === 'owner'
+          ? 'owned'
+          : 'accessible';
+
+  const filters: ServerListCriteria['filters'] = {};
+  const rawFilters = query.filter;
+  if (rawFilters !== undefined && rawFilters !== null && typeof rawFilters === 'object' && !Array.isArray(rawFilters)) {
+    const entries = Object.entries(rawFilters as Record<string, unknown>);
+    const unknown = entries.map(([key]) => key).filter((key) => !(ALLOWED_FILTERS as readonly string[]).includes(key));
+    if (unknown.length > 0) {
+      throw badRequest(
+        `Requested filter(s) \`${unknown.join(', ')}\` are not allowed. Allowed filter(s) are \`${ALLOWED_FILTERS.join(', ')}\`.`,
+        'InvalidFilterQuery',
+      );
+    }
+    for (const [key, raw] of entries) {
+      const values = filterValues(raw);
+      if (values.length === 0) continue;
+      if (key === 'uuid') filters.uuid = values;
+      else if (key === 'name') filters.name = values;
+      else if (key === 'external_id') filters.externalId = values;
+      else filters.any = values;
+    }
+  }
+
+  let sort: ServerListCriteria['sort'] = { column: 'id', descending: false };
+  if (typeof query.sort === 'string' && query.sort !== '') {
+    const descending = query.sort.startsWith('-');
+    const column = descending ? query.sort.slice(1) : query.sort;
+    if (!(ALLOWED_SORTS as readonly string[]).includes(column)) {
+      throw badRequest(
+        `Requested sort(s) \`${column}\` is not allowed. Allowed sort(s) are \`${ALLOWED_SORTS.join(', ')}\`.`,
+        'InvalidSortQuery',
+      );
+    }
+    sort = { column: column as ServerListCriteria['sort']['column'], descending };
+  }
+
+  const includes = typeof query.include === 'string' ? query.include.split(',').map((part) => part.trim()) : [];
+  return {
+    criteria: { scope, filters, sort },
+    includes: { egg: includes.includes('egg'), subusers: includes.includes('subusers') },
+  };
+}
+
+/** A filter's values: Spatie splits a string at commas; empty parts are dropped. */
+function filterValues(raw: unknown): string[] {
+  const parts =
+    typeof raw === 'string' ? raw.split(',') : Array.isArray(raw) ? raw.filter((v): v is string => typeof v === 'string') : [];
+  return parts.map((part) => part.trim()).filter((part) => part !== '');
+}
+
+/** One page of the servers `user` asks for (SPEC 17) and how many there are. */
+export async function listVisibleServers(
+  db: Queryable,
+  user: UserRow,
+  criteria: ServerListCriteria,
+  { page, perPage }: PageRequest,
+) {
+  const total = await countVisibleServers(db, user, criteria);
+  const rows = await findVisibleServersPage(db, user, criteria, perPage, (page - 1) * perPage);
   return { rows, total };
+}
+
+/** Each server's egg (servers without one are absent): one lookup per distinct egg. */
+export async function eggsOfServers(db: Queryable, servers: readonly ServerRow[]): Promise<Map<number, EggRow>> {
+  const eggs = new Map<number, EggRow | undefined>();
+  for (const id of new Set(servers.map((s) => s.egg_id).filter((id): id is number => id !== null))) {
+    eggs.set(id, await findEgg(db, id));
+  }
+  const byServer = new Map<number, EggRow>();
+  for (const server of servers) {
+    const egg = server.egg_id === null ? undefined : eggs.get(server.egg_id);
+    if (egg) byServer.set(server.id, egg);
+  }
+  return byServer;
+}
+
+/**
+ * Each server's subusers, for the servers on which `viewer` holds `user.read`
+ * (others are absent: Pterodactyl sends them a null resource). Two queries whatever the page's size.
+ */
+export async function subusersOfServersShownTo(
+  db: Queryable,
+  viewer: UserRow,
+  servers: readonly ServerRow[],
+): Promise<Map<number, SubuserListRow[]>> {
+  const ids = servers.map((server) => server.id);
+  const permissions = viewer.root_admin === 1 ? new Map<number, string[]>() : await findSubuserPermissionsOn(db, viewer.id, ids);
+  const shown = servers
+    .filter((s) => viewer.root_admin === 1 || s.owner_id === viewer.id || (permissions.get(s.id) ?? []).includes('user.read'))
+    .map((s) => s.id);
+  const byServer = new Map<number, SubuserListRow[]>(shown.map((id) => [id, []]));
+  for (const row of await findSubusersOfServers(db, shown)) byServer.get(row.server_id)?.push(row);
+  return byServer;
 }
 
 /** The server's state and figures as the daemon measures them (GET /resources). */

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { AllocationRow, ServerRow, UserRow } from '../../db/schema.js';
+import type { AllocationRow, EggRow, ServerRow, UserRow } from '../../db/schema.js';
 import type { ServerResources } from '../../daemon/daemon.js';
 import { item } from '../../http/envelopes.js';
 import type { Access } from '../../http/permissions.js';
@@ -7,6 +7,8 @@ import { allocationList } from '../allocations/allocations.transformer.js';
 import { renderStartupCommand } from '../startup/startup.command.js';
 import type { StartupShown } from '../startup/startup.service.js';
 import { eggVariableItem } from '../startup/startup.transformer.js';
+import type { SubuserListRow } from '../subusers/subusers.repository.js';
+import { subuserList } from '../subusers/subusers.transformer.js';
 
 /** `sftp_details`: where the SFTP server answers. */
 export interface SftpDetails {
@@ -91,6 +93,26 @@ export function serverItem(
       variables: { object: 'list', data: startup.canReadStartup ? variables : [] },
     },
   });
+}
+
+/** Fractal's null resource, which Pterodactyl sends for an include the viewer may not see or the server lacks. */
+const NULL_RESOURCE = { object: 'null_resource', attributes: null } as const;
+
+/**
+ * `include=egg,subusers` on GET /api/client (SPEC 17): the server object with
+ * `relationships.egg` (Pterodactyl's client EggTransformer: uuid and name)
+ * and `relationships.subusers` (null unless the viewer holds `user.read`).
+ * Undefined: not asked for.
+ */
+export function withIncludes(
+  server: ReturnType<typeof serverItem>,
+  egg: Pick<EggRow, 'uuid' | 'name'> | null | undefined,
+  subusers: readonly SubuserListRow[] | null | undefined,
+) {
+  const relationships: Record<string, unknown> = { ...server.attributes.relationships };
+  if (egg !== undefined) relationships.egg = egg === null ? NULL_RESOURCE : item('egg', { uuid: egg.uuid, name: egg.name });
+  if (subusers !== undefined) relationships.subusers = subusers === null ? NULL_RESOURCE : subuserList(subusers);
+  return { ...server, attributes: { ...server.attributes, relationships } };
 }
 
 /**
