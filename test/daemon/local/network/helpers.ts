@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import type { DaemonServer, ServerAllocation } from '../../../../src/daemon/daemon.js';
 import { resolveContainment, type ContainerRuntime } from '../../../../src/daemon/local/container/container-runtime.js';
 import { LocalDaemon } from '../../../../src/daemon/local/local-daemon.js';
@@ -24,11 +24,19 @@ export { SERVER_UID };
 export const HOST_ADDRESS = '192.0.2.2';
 
 const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
 
+/**
+ * Runs `cleanup` when the current test ends, the last registered first. Bound
+ * to the test (onTestFinished), never a module-level afterEach: test files
+ * share this module (vitest's isolate: false), and a hook registered when it
+ * was first loaded would belong to the first file only.
+ */
 export function onCleanup(cleanup: () => Promise<void> | void): void {
+  if (cleanups.length === 0) {
+    onTestFinished(async () => {
+      for (const next of cleanups.splice(0).reverse()) await next();
+    });
+  }
   cleanups.push(cleanup);
 }
 
