@@ -14,6 +14,7 @@ import { authenticateToken } from './modules/keys/keys.service.js';
 import { authenticateSession } from './modules/sessions/sessions.service.js';
 import { registerSessionRoutes } from './modules/sessions/sessions.routes.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
+import { registerAccountSecurityRoutes } from './modules/account/account-security.routes.js';
 import { pingDatabase } from './modules/servers/servers.repository.js';
 import { decideServerTarget } from './modules/servers/servers.targets.js';
 import { registerServerRoutes } from './modules/servers/servers.routes.js';
@@ -132,7 +133,8 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   );
   await registerWebConsole(app, { timezone: deps.config.timezone });
   registerAccountRoutes(app, deps);
-  registerSessionRoutes(app, deps);
+  registerAccountSecurityRoutes(app, { ...deps, appKey });
+  registerSessionRoutes(app, { ...deps, appKey });
 
   for (const [url, methods] of [...methodsByPath]) {
     const missing = METHODS.filter((m) => !methods.has(m));

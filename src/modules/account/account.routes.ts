@@ -8,8 +8,8 @@ import { accountItem, apiKeyItem } from './account.transformer.js';
 
 /**
  * The caller's own account (Pterodactyl's /api/client/account routes), with a
- * key or a session alike. Nothing here is logged: Quetzal's activity log
- * belongs to servers, and these changes concern none.
+ * key or a session alike. Changes are logged in the account's own activity
+ * (account-activity.ts), not the servers' log.
  */
 export function registerAccountRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'db' | 'dialect' | 'clock'>) {
   clientRoute(app, {
@@ -25,7 +25,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Pick<AppDeps, 
     summary: "Change the caller's password; ends their other sessions",
     body: UpdatePasswordBody,
     handler: async (request, reply) => {
-      await changePassword(deps.db, request.auth, request.body);
+      await changePassword(deps.db, request.auth, request.body, deps.clock.now());
       return reply.status(204).send();
     },
   });
@@ -43,7 +43,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Pick<AppDeps, 
     summary: 'Create an API key; its secret is shown once, in meta.secret_token',
     body: StoreApiKeyBody,
     handler: async (request) => {
-      const { key, token } = await createAccountApiKey(deps, request.auth.user.id, request.body, deps.clock.now());
+      const { key, token } = await createAccountApiKey(deps, request.auth, request.body, deps.clock.now());
       return { ...apiKeyItem(key), meta: { secret_token: token } };
     },
   });
@@ -54,7 +54,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: Pick<AppDeps, 
     summary: "Revoke one of the caller's API keys",
     params: ApiKeyParams,
     handler: async (request, reply) => {
-      await deleteAccountApiKey(deps.db, request.auth.user.id, request.params.identifier, deps.clock.now());
+      await deleteAccountApiKey(deps.db, request.auth, request.params.identifier, deps.clock.now());
       return reply.status(204).send();
     },
   });

@@ -1,9 +1,11 @@
 import type { Database, DialectName, Queryable } from '../../db/database.js';
 import type { ApiKeyRow } from '../../db/schema.js';
+import type { Actor } from '../../actor.js';
 import type { Authenticated } from '../../http/client-resolver.js';
 import { displayException, notFound, ValidationError, type FieldFailure } from '../../http/errors.js';
 import { createApiKey, isIpOrCidr } from '../keys/keys.service.js';
 import { countLiveApiKeysOfUser, listLiveApiKeysOfUser, lockKeysOfUser, revokeApiKeyOfUser } from '../keys/keys.repository.js';
+import { recordActorEvent } from './account-activity.js';
 import { endSessionsOfUser } from '../sessions/sessions.service.js';
 import { hashPassword, PASSWORD_MAX_BYTES, PASSWORD_MIN_CHARACTERS, verifyPassword } from '../users/passwords.js';
 import { findPasswordHash, setPasswordHash } from '../users/users.repository.js';
@@ -17,11 +19,18 @@ const ALLOWED_IPS_MAX = 50;
  * change was made from, if any), in one transaction: a password change signs
  * out every other browser at once. API keys are left alone.
  */
-export async function setPassword(db: Database, userId: number, password: string, keep: string | null): Promise<void> {
+export async function setPassword(
+  db: Database,
+  userId: number,
+  password: string,
+  keep: string | null,
+  change?: { actor: Actor; now: number },
+): Promise<void> {
   const hash = await hashPassword(password);
   await db.transaction().execute(async (trx) => {
     await setPasswordHash(trx, userId, hash);
     await endSessionsOfUser(trx, userId, keep);
+    if (change) await recordActorEvent(trx, change.actor, userId, 'user:account.password-changed', change.now);
   });
 }
 
@@ -34,6 +43,7 @@ export async function changePassword(
   db: Database,
   auth: Authenticated,
   body: { current_password?: string; password?: string; password_confirmation?: string },
+  now: number,
 ): Promise<void> {
   const stored = await findPasswordHash(db, auth.user.id);
   if (!(await verifyPassword(body.current_password ?? '', stored))) {
@@ -62,7 +72,7 @@ export async function changePassword(
     }
   }
   if (failures.length > 0 || password === undefined) throw new ValidationError(failures);
-  await setPassword(db, auth.user.id, password, auth.sessionId);
+  await setPassword(db, auth.user.id, password, auth.sessionId, { actor: auth.actor, now });
 }
 
 export function listApiKeys(db: Queryable, userId: number): Promise<ApiKeyRow[]> {
@@ -99,10 +109,11 @@ function allowedIpsOf(value: unknown): string[] {
  */
 export async function createAccountApiKey(
   deps: { db: Database; dialect: DialectName },
-  userId: number,
+  auth: Authenticated,
   body: { description: string; allowed_ips?: unknown },
   now: number,
 ): Promise<{ key: ApiKeyRow; token: string }> {
+  const userId = auth.user.id;
   const allowedIps = allowedIpsOf(body.allowed_ips);
   return deps.db.transaction().execute(async (trx) => {
     await lockKeysOfUser(trx, deps.dialect, userId);
@@ -110,11 +121,15 @@ export async function createAccountApiKey(
     if ((await countLiveApiKeysOfUser(trx, userId)) > API_KEY_LIMIT) {
       throw displayException('You have reached the account limit for number of API keys.');
     }
+    await recordActorEvent(trx, auth.actor, userId, 'user:api-key.create', now, { identifier: created.row.identifier });
     return { key: created.row, token: created.token };
   });
 }
 
 /** Revokes one of the caller's keys: it stops working at once. Another user's key, or none, is a 404. */
-export async function deleteAccountApiKey(db: Queryable, userId: number, identifier: string, now: number): Promise<void> {
-  if (!(await revokeApiKeyOfUser(db, userId, identifier, now))) throw notFound();
+export async function deleteAccountApiKey(db: Database, auth: Authenticated, identifier: string, now: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (!(await revokeApiKeyOfUser(trx, auth.user.id, identifier, now))) throw notFound();
+    await recordActorEvent(trx, auth.actor, auth.user.id, 'user:api-key.delete', now, { identifier });
+  });
 }

@@ -31,3 +31,13 @@ export function apiKeyItem(key: ApiKeyRow) {
     created_at: isoDate(key.created_at),
   });
 }
+
+/** An SSH key as Pterodactyl's UserSSHKeyTransformer shows it (object `ssh_key`). */
+export function sshKeyItem(key: { name: string; fingerprint: string; public_key: string; created_at: number }) {
+  return item('ssh_key', {
+    name: key.name,
+    fingerprint: key.fingerprint,
+    public_key: key.public_key,
+    created_at: isoDate(key.created_at),
+  });
+}

@@ -5,9 +5,10 @@ import { cookieHeader, cookiesSecure, readCookie, SESSION_COOKIE, XSRF_COOKIE, X
 import { forbidden, unauthenticated } from '../../http/errors.js';
 import { normaliseBody } from '../../http/routes.js';
 import { accountAttributes } from '../account/account.transformer.js';
-import { SignInBody } from './sessions.schemas.js';
+import { CheckpointBody, SignInBody } from './sessions.schemas.js';
+import { passCheckpoint } from './sessions.checkpoint.js';
 import { currentSession, signOut } from './sessions.service.js';
-import { signIn } from './sessions.sign-in.js';
+import { completeSignIn, signIn } from './sessions.sign-in.js';
 import { SignInThrottledError } from './sessions.throttle.js';
 
 /**
@@ -16,7 +17,10 @@ import { SignInThrottledError } from './sessions.throttle.js';
  * cookie; its CSRF token in a readable `XSRF-TOKEN` cookie (and in the
  * answers' bodies), which mutating requests send back as `X-XSRF-TOKEN`.
  */
-export function registerSessionRoutes(app: FastifyInstance, deps: Pick<AppDeps, 'db' | 'clock' | 'config'>) {
+export function registerSessionRoutes(
+  app: FastifyInstance,
+  deps: Pick<AppDeps, 'db' | 'clock' | 'config'> & { appKey: Uint8Array },
+) {
   const secure = cookiesSecure(deps.config.appUrl);
   const routes = app.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -55,6 +59,42 @@ export function registerSessionRoutes(app: FastifyInstance, deps: Pick<AppDeps, 
         if (err instanceof SignInThrottledError) reply.header('Retry-After', err.retryAfterSeconds);
         throw err;
       }
+      if (!session.complete) return { data: { complete: false, confirmation_token: session.confirmationToken } };
+      setCookies(reply, session);
+      return { data: { complete: true, intended: '/', user: accountAttributes(session.user) } };
+    },
+  });
+
+  routes.route({
+    method: 'POST',
+    url: '/auth/login/checkpoint',
+    schema: {
+      summary: 'Complete a two-factor sign-in with a TOTP code or a recovery token; sets the session cookies',
+      body: CheckpointBody,
+    },
+    onRequest: refuseCrossSite,
+    preValidation: normaliseBody,
+    handler: async (request, reply) => {
+      const now = deps.clock.now();
+      let user;
+      try {
+        user = await passCheckpoint(deps, {
+          confirmationToken: request.body.confirmation_token,
+          authenticationCode: request.body.authentication_code,
+          recoveryToken: request.body.recovery_token,
+          ip: request.ip,
+          now,
+        });
+      } catch (err) {
+        if (err instanceof SignInThrottledError) reply.header('Retry-After', err.retryAfterSeconds);
+        throw err;
+      }
+      const session = await completeSignIn(deps.db, user, {
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+        previousToken: readCookie(request.headers.cookie, SESSION_COOKIE),
+        now,
+      });
       setCookies(reply, session);
       return { data: { complete: true, intended: '/', user: accountAttributes(session.user) } };
     },

@@ -3,6 +3,8 @@ import type { UserRow } from '../../db/schema.js';
 import { ValidationError } from '../../http/errors.js';
 import { PASSWORD_MAX_BYTES, verifyPassword } from '../users/passwords.js';
 import { findUserForSignIn } from '../users/users.repository.js';
+import { recordAccountEvent } from '../account/account-activity.js';
+import { openCheckpoint } from './sessions.checkpoint.js';
 import { endSessionByToken, openSession, pruneExpiredSessions, type OpenedSession } from './sessions.service.js';
 import {
   ADDRESS_THROTTLE,
@@ -39,7 +41,7 @@ export interface SignInInput {
  * the address's and the account-and-address throttles answer 429 before any
  * password is checked (sessions.throttle.ts).
  */
-export async function signIn(db: Queryable, input: SignInInput): Promise<OpenedSession & { user: UserRow }> {
+export async function signIn(db: Queryable, input: SignInInput): Promise<SignInOutcome> {
   const { now } = input;
   // Housekeeping where it costs nothing noticeable: no timer needed for either table.
   await pruneAttempts(db, now);
@@ -55,10 +57,30 @@ export async function signIn(db: Queryable, input: SignInInput): Promise<OpenedS
 
   const tooLong = Buffer.byteLength(input.password, 'utf8') > PASSWORD_MAX_BYTES;
   const matches = await verifyPassword(input.password, tooLong ? null : (found?.password ?? null));
-  if (!found || !matches) throw ValidationError.of('user', 'credentials', SIGN_IN_FAILED);
+  if (!found || !matches) {
+    if (found) await recordAccountEvent(db, { userId: found.user.id, event: 'auth:fail', ip: input.ip, now });
+    throw ValidationError.of('user', 'credentials', SIGN_IN_FAILED);
+  }
 
   await forgetAttempts(db, pair, accountAttempt);
+  if (found.user.use_totp === 1) {
+    const confirmationToken = await openCheckpoint(db, found.user.id, input.ip, now);
+    return { complete: false, confirmationToken };
+  }
+  return { complete: true, ...(await completeSignIn(db, found.user, input)) };
+}
+
+export type SignInOutcome =
+  ({ complete: true } & OpenedSession & { user: UserRow }) | { complete: false; confirmationToken: string };
+
+/** The session of a user who proved who they are (password, and the second factor if they use one): `auth:success`. */
+export async function completeSignIn(
+  db: Queryable,
+  user: UserRow,
+  input: Pick<SignInInput, 'ip' | 'userAgent' | 'previousToken' | 'now'>,
+): Promise<OpenedSession & { user: UserRow }> {
   if (input.previousToken !== undefined) await endSessionByToken(db, input.previousToken);
-  const session = await openSession(db, { user: found.user, ip: input.ip, userAgent: input.userAgent, now });
-  return { ...session, user: found.user };
+  const session = await openSession(db, { user, ip: input.ip, userAgent: input.userAgent, now: input.now });
+  await recordAccountEvent(db, { userId: user.id, event: 'auth:success', ip: input.ip, now: input.now });
+  return { ...session, user };
 }

@@ -85,20 +85,27 @@ export async function startSftpServer(
     grace.unref();
 
     client.on('authentication', (ctx) => {
-      // Issue 21 adds the account's SSH keys: the seam is here (ctx.method === 'publickey'); until then, passwords only.
-      if (ctx.method !== 'password') return ctx.reject(['password']);
-      signInToSftp(deps, { login: ctx.username, password: ctx.password, ip })
+      const methods: ssh2.AuthenticationType[] = ['publickey', 'password'];
+      let attempt;
+      if (ctx.method === 'password') attempt = signInToSftp(deps, { login: ctx.username, password: ctx.password, ip });
+      else if (ctx.method === 'publickey') {
+        const key = { algo: ctx.key.algo, data: ctx.key.data, signature: ctx.signature, blob: ctx.blob, hashAlgo: ctx.hashAlgo };
+        attempt = signInToSftp(deps, { login: ctx.username, key, ip });
+      } else return ctx.reject(methods);
+      attempt
         .then((result) => {
           if (result.ok) {
             identity = result.identity;
             return ctx.accept();
           }
+          // A key offered without a signature: it would do, so the client may now sign with it.
+          if (result.reason === 'key-acceptable') return ctx.accept();
           if (result.reason !== 'credentials') logger.warn({ ip, login: ctx.username, refused: result }, 'sftp sign-in refused');
-          ctx.reject(['password']);
+          ctx.reject(methods);
         })
         .catch((err: unknown) => {
           onError(err);
-          ctx.reject(['password']);
+          ctx.reject(methods);
         });
     });
 
