@@ -288,7 +288,11 @@ async function usage(): Promise<string> {
   const commands = await Promise.all(Object.values(COMMANDS).map((load) => load()));
   const width = Math.max(...commands.map((c) => c.name.length));
   for (const command of commands) {
-    lines.push(`  ${command.name.padEnd(width)}  ${COMMAND_HELP[command.name]?.summary ?? command.usage}`.trimEnd());
+    // The options, then what it does; a command without options: only what it does.
+    const summary = COMMAND_HELP[command.name]?.summary;
+    const takesOptions = command.usage !== '' && !command.usage.startsWith('(');
+    lines.push(`  ${command.name.padEnd(width)}  ${takesOptions || !summary ? command.usage : summary}`.trimEnd());
+    if (summary && takesOptions) lines.push(`  ${' '.repeat(width)}    ${summary}`);
   }
   lines.push(
     '',

@@ -27,10 +27,13 @@ describe('quetzal --help', () => {
   it('lists each command with what it does', async () => {
     const top = await run(['--help']);
     expect(top.code).toBe(0);
+    const lines = top.stdout.split('\n');
     for (const [name, help] of Object.entries(COMMAND_HELP)) {
-      expect(top.stdout).toMatch(
-        new RegExp(`^  ${name.replace(/[.:]/g, '\\$&')} +${help.summary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
-      );
+      const at = lines.findIndex((line) => line.startsWith(`  ${name} `) || line === `  ${name}`);
+      expect(at, name).toBeGreaterThan(0);
+      // Below its options, or in their place when it takes none.
+      const said = lines[at]!.endsWith(`  ${help.summary}`) || lines[at + 1]!.trim() === help.summary;
+      expect(said, name).toBe(true);
     }
     expect(top.stdout).toContain('`quetzal <command> --help` shows its options.');
   });
