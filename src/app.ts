@@ -1,4 +1,5 @@
-import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify';
+import { registerRequestLog } from './http/request-log.js';
+import Fastify, { LogController, type FastifyInstance, type HTTPMethods } from 'fastify';
 import qs from 'qs';
 import swagger from '@fastify/swagger';
 import { registerJsonBodyParser, BODY_LIMIT } from './http/body-parser.js';
@@ -49,6 +50,8 @@ export type { AppDeps };
 export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? { level: deps.config.logLevel },
+    // Requests are logged at debug by src/http/request-log.ts, not at info by Fastify.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     // Only TRUST_PROXY's own addresses, never Fastify's `true` or hop counts (src/http/client-address.ts).
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
@@ -86,6 +89,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerForwardedForCheck(app, deps.config.trustProxy);
   registerJsonBodyParser(app);
   registerErrorHandler(app);
+  registerRequestLog(app);
   registerHostHeaderCheck(app);
   const resolver: ClientResolver = {
     authenticate: (token, ip, now) => authenticateToken(deps.db, token, ip, now),

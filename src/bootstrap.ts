@@ -101,7 +101,13 @@ export function writeInitialKeyFile(dataDir: string, token: string): string {
  * The one time the key is shown. Written straight to standard output, not
  * through the logger, so that no log level hides it.
  */
-export function initialKeyAnnouncement(credentials: InitialCredentials, url: string, keyFile: string): string {
+export function initialKeyAnnouncement(
+  credentials: InitialCredentials,
+  url: string,
+  keyFile: string,
+  /** The environment the admin command needs (src/cli/admin-env.ts), e.g. `DATA_DIR=/srv/q `. */
+  commandEnv = '',
+): string {
   return [
     '',
     `Quetzal first start: created the root admin "${credentials.username}" (${credentials.email}),`,
@@ -115,7 +121,7 @@ export function initialKeyAnnouncement(credentials: InitialCredentials, url: str
     '',
     `To use the web console at ${url}/, give "${credentials.username}" a password first (one line on standard input):`,
     '',
-    `    npx quetzal user:password --user ${credentials.username}`,
+    `    ${commandEnv}npx quetzal user:password --user ${credentials.username}`,
     '',
     '',
   ].join('\n');

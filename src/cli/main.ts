@@ -12,6 +12,7 @@ import { openDatabase, type DatabaseHandle } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { PRIVATE_DIR_MODE, preparePrivateDataDir } from '../private-files.js';
 import { CliError, type CliCommand, type CliContext, type CliOptions } from './command.js';
+import { commandHelp, COMMAND_HELP } from './help.js';
 import { COMMANDS, isServiceCommand } from './commands/index.js';
 import { containmentOptions } from './commands/install-daemon.js';
 import type { ServiceCommand, ServiceContext } from './commands/service.js';
@@ -65,7 +66,7 @@ export async function runCli(argv: readonly string[], opts: RunCliOptions = {}):
     command = await load();
     const parsed = parseArguments(command, rest);
     if (parsed.help) {
-      io.stdout(`usage: quetzal ${command.name} ${command.usage}\n`);
+      io.stdout(commandHelp(command));
       return 0;
     }
     if (isServiceCommand(command)) {
@@ -286,9 +287,16 @@ async function usage(): Promise<string> {
   const lines = ['usage: quetzal <command> [options] [--json]', '', 'commands:'];
   const commands = await Promise.all(Object.values(COMMANDS).map((load) => load()));
   const width = Math.max(...commands.map((c) => c.name.length));
-  for (const command of commands) lines.push(`  ${command.name.padEnd(width)}  ${command.usage}`.trimEnd());
+  for (const command of commands) {
+    // The options, then what it does; a command without options: only what it does.
+    const summary = COMMAND_HELP[command.name]?.summary;
+    const takesOptions = command.usage !== '' && !command.usage.startsWith('(');
+    lines.push(`  ${command.name.padEnd(width)}  ${takesOptions || !summary ? command.usage : summary}`.trimEnd());
+    if (summary && takesOptions) lines.push(`  ${' '.repeat(width)}    ${summary}`);
+  }
   lines.push(
     '',
+    '`quetzal <command> --help` shows its options.',
     'USER is a username, email or UUID; S is a server UUID or 8-character short identifier.',
     '--json prints exactly one JSON object on standard output. Configuration comes from the',
     'environment and ./.env (see .env.example).',

@@ -60,7 +60,10 @@ describe('argument parsing', () => {
       'quetzal: unknown option --bogus (usage: quetzal user:create --username U --email E [--admin] [--password-stdin])\n',
     ]);
     expect(await runCli(['user:create', '--help'], { io, env: {} })).toBe(0);
-    expect(out).toEqual(['usage: quetzal user:create --username U --email E [--admin] [--password-stdin]\n']);
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(
+      /^usage: quetzal user:create --username U --email E \[--admin\] \[--password-stdin\]\n\nCreate a user\./,
+    );
   });
 
   it('takes the PostgreSQL schema from the URL so that migrations stay in it', () => {

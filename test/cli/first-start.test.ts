@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
+import { adminCommandEnv } from '../../src/cli/admin-env.js';
 import { describeEachDialect, getJson, startService, useSandbox } from './helpers.js';
 
 /** First start (CONTRACT.md): the real `quetzal serve` against an empty database. */
@@ -26,7 +27,10 @@ describeEachDialect('quetzal serve: first start', (dialect) => {
         expect(output).toContain(`curl -H "Authorization: Bearer ${token}"`);
         expect(output).toContain(`${announced[0]!.url}/api/client`);
         // And how to reach the web console, which needs a password the first start does not set.
-        expect(output).toContain('npx quetzal user:password --user admin');
+        // With the environment it needs: run from another shell, the default DATA_DIR would be a second database.
+        const prefix = adminCommandEnv({ dataDir: box.dataDir, databaseUrl: box.env.DATABASE_URL! });
+        expect(prefix).toContain(`DATA_DIR=${box.dataDir} `);
+        expect(output).toContain(`    ${prefix}npx quetzal user:password --user admin\n`);
         // The key line and the curl line; never a log line.
         expect(output.split(token!).length - 1).toBe(2);
         expect(output.split('\n').filter((l) => l.startsWith('{') && l.includes(token!))).toEqual([]);

@@ -1,3 +1,4 @@
+import { adminCommandEnv } from '../admin-env.js';
 import { bootstrapFirstStart, initialKeyAnnouncement, writeInitialKeyFile, type InitialCredentials } from '../../bootstrap.js';
 import { startService, type RunningService } from '../../main.js';
 import { stopRequested, type ServiceCommand } from './service.js';
@@ -34,11 +35,16 @@ export const command: ServiceCommand = {
     try {
       service = await startService(ctx, { api: true, scheduler: ctx.config.scheduler });
     } catch (err) {
-      if (initial) process.stdout.write(initialKeyAnnouncement(initial.credentials, ctx.config.appUrl, initial.file));
+      if (initial)
+        process.stdout.write(
+          initialKeyAnnouncement(initial.credentials, ctx.config.appUrl, initial.file, adminCommandEnv(ctx.config)),
+        );
       throw err;
     }
     if (initial)
-      process.stdout.write(initialKeyAnnouncement(initial.credentials, service.url ?? ctx.config.appUrl, initial.file));
+      process.stdout.write(
+        initialKeyAnnouncement(initial.credentials, service.url ?? ctx.config.appUrl, initial.file, adminCommandEnv(ctx.config)),
+      );
     if (!ctx.config.scheduler) ctx.logger.info('SCHEDULER=off: this instance runs no schedules');
 
     await stopRequested(stop);
