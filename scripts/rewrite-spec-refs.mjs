@@ -19,21 +19,22 @@ const MAP_FILE = path.resolve(HERE, '../docs/reference/SPEC-MAP.md');
 const DEFAULT_DIRS = ['src', 'test', 'web', 'bench', 'scripts', '.ci'];
 const TEXT = /\.(ts|tsx|js|mjs|cjs|json|jsonc|md|css|html|sh|c|h|py)$/;
 const SELF = path.resolve(new URL(import.meta.url).pathname);
-/** This script, here or in the tree being rewritten: its own examples stay as they are. */
-const SELF_NAME = path.basename(SELF);
+/** This script and its test (rewrite-spec-refs.test.ts), here or in the tree being rewritten: their examples stay. */
+const SELF_NAME = 'rewrite-spec-refs.';
 
 /** `SPEC 10`, `SPEC 1.2`, and lists of them: `SPEC 1.2, 5 and 6`, `SPEC 10/13`. */
 const SPEC_CITATION = /\bSPEC (\d+(?:\.\d+)?)((?:(?:, ?| and | or |\/)\d+(?:\.\d+)?\b)*)/g;
 /** `CONTRACT.md "Admin command line"`, `CONTRACT.md, "First start"`, `CONTRACT.md`, `CONTRACT:`. */
 const CONTRACT_CITATION = /\bCONTRACT(?:\.md)?(?:,? "([^"]+)")?(?![\w-])/g;
 
-function readMap(file) {
+export function readMap(file = MAP_FILE) {
+  // Table rows, however prettier pads them.
   const sections = new Map();
   const contract = new Map();
   for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    const spec = /^\| (\d+(?:\.\d+)?) \| \[[^\]]*\]\(([^)]+)\) \|$/.exec(line);
+    const spec = /^\|\s*(\d+(?:\.\d+)?)\s*\|\s*\[[^\]]*\]\(([^)]+)\)\s*\|$/.exec(line);
     if (spec) sections.set(spec[1], `docs/reference/${spec[2]}`);
-    const named = /^\| CONTRACT\.md "([^"]+)" \| \[[^\]]*\]\(([^)]+)\) \|$/.exec(line);
+    const named = /^\|\s*CONTRACT\.md "([^"]+)"\s*\|\s*\[[^\]]*\]\(([^)]+)\)\s*\|$/.exec(line);
     if (named) contract.set(named[1], `docs/reference/${named[2]}`);
   }
   return { sections, contract };
@@ -79,7 +80,7 @@ function files(dir) {
     const full = path.join(dir, entry.name);
     if (entry.name === 'node_modules' || entry.name === 'dist') return [];
     if (entry.isDirectory()) return files(full);
-    if (!entry.isFile() || entry.name === SELF_NAME) return [];
+    if (!entry.isFile() || entry.name.startsWith(SELF_NAME)) return [];
     return TEXT.test(entry.name) || !entry.name.includes('.') ? [full] : [];
   });
 }
