@@ -2,6 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SafeDir, assertSafeDirSupported } from '../../../../src/daemon/local/volume/safe-dir.js';
 
@@ -134,13 +136,26 @@ describe('SafeDir refuses to follow a link planted where a folder was', () => {
       }
       fs.chmodSync(path.join(volume, 'locked', 'inner'), 0o000);
       fs.chmodSync(path.join(volume, 'locked'), 0o500);
-      const module = new URL('../../../../src/daemon/local/volume/safe-dir.ts', import.meta.url).href;
-      const script = `import { SafeDir } from ${JSON.stringify(module)}; const dir = SafeDir.open(${JSON.stringify(volume)}); await dir.removeTreeAsync('locked'); dir.close();`;
-      execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        uid: nobody,
-        gid: nobody,
-        stdio: 'pipe',
+      // The child cannot read the checkout (a clone under a root-only folder, e.g. mktemp -d): it runs
+      // safe-dir.ts bundled into a world-readable folder of its own, with no tsx or node_modules to reach.
+      const runner = path.join(root, 'runner');
+      fs.mkdirSync(runner, { mode: 0o755 });
+      fs.chmodSync(runner, 0o755);
+      esbuild.buildSync({
+        entryPoints: [fileURLToPath(new URL('../../../../src/daemon/local/volume/safe-dir.ts', import.meta.url))],
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        outfile: path.join(runner, 'safe-dir.mjs'),
+        logLevel: 'silent',
       });
+      const script = path.join(runner, 'remove-locked.mjs');
+      fs.writeFileSync(
+        script,
+        `import { SafeDir } from './safe-dir.mjs'; const dir = SafeDir.open(${JSON.stringify(volume)}); await dir.removeTreeAsync('locked'); dir.close();\n`,
+      );
+      for (const file of fs.readdirSync(runner)) fs.chmodSync(path.join(runner, file), 0o644);
+      execFileSync(process.execPath, [script], { uid: nobody, gid: nobody, cwd: runner, stdio: 'pipe' });
       expect(fs.existsSync(path.join(volume, 'locked'))).toBe(false);
     },
   );
