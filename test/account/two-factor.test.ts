@@ -167,6 +167,8 @@ describeEachDatabase('two-factor', (database) => {
         h.request(token, { method: 'POST', url: '/api/client/account/two-factor/disable', payload: { password } }),
       (token: string, password: string) =>
         h.request(token, { method: 'DELETE', url: '/api/client/account/two-factor', payload: { password } }),
+      (token: string, password: string) =>
+        h.request(token, { method: 'DELETE', url: `/api/client/account/two-factor?password=${encodeURIComponent(password)}` }),
     ]) {
       const { user, token, password } = await enabled();
       const wrong = await disable(token, 'not the password');

@@ -38,7 +38,7 @@ export function registerAccountSecurityRoutes(
     summary: "The caller's own events (sign-ins, keys, password, email, two-factor, SSH keys), newest first",
     querystring: ActivityListQuerySchema,
     handler: (request) =>
-      listAccountActivity(deps.db, request.auth.user, request.query as Record<string, unknown>, {
+      listAccountActivity(deps.db, request.auth.user, request.query, {
         url: request.url,
         baseUrl: deps.config.appUrl,
       }),
@@ -71,10 +71,10 @@ export function registerAccountSecurityRoutes(
       url,
       summary: 'Turn two-factor off (needs the password)',
       body: Type.Optional(loose('password')),
+      // Laravel's input() reads the query string too: older clients send DELETE ...?password=.
+      querystring: loose('password'),
       handler: async (request, reply) => {
-        const body = (request.body ?? {}) as { password?: unknown };
-        const query = request.query as { password?: unknown } | undefined;
-        await disableTwoFactor(deps, request.auth, body.password ?? query?.password);
+        await disableTwoFactor(deps, request.auth, request.body?.password ?? request.query.password);
         return reply.status(204).send();
       },
     });

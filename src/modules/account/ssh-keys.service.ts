@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { utils } from 'ssh2';
+import ssh2 from 'ssh2';
 import type { Database } from '../../db/database.js';
 import type { Authenticated } from '../../http/client-resolver.js';
 import { ValidationError, type FieldFailure } from '../../http/errors.js';
@@ -45,9 +45,9 @@ function rsaBits(blob: Buffer): number {
 
 /** A public key as sent, or the reason it is refused (Pterodactyl's message). */
 export function parsePublicKey(text: string): ParsedPublicKey | { error: string } {
-  let parsed: ReturnType<typeof utils.parseKey>;
+  let parsed: ReturnType<typeof ssh2.utils.parseKey>;
   try {
-    parsed = utils.parseKey(text.trim());
+    parsed = ssh2.utils.parseKey(text.trim());
   } catch {
     return { error: 'The public key provided is not valid.' };
   }
