@@ -122,6 +122,28 @@ describeEachDatabase('two-factor', (database) => {
     );
   });
 
+  it('the checkpoint is throttled like sign-in: a sixth failure from one address is a 429 with Retry-After', async () => {
+    const { user, password, secret } = await enabled();
+    const ip = freshIp();
+    const token = (await login(h, { user: user.username, password }, ip)).json().data.confirmation_token as string;
+    const wrongCode = codeAt(h, secret) === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) {
+      expect((await checkpoint({ confirmation_token: token, authentication_code: wrongCode }, ip)).statusCode).toBe(400);
+    }
+    const throttled = await checkpoint({ confirmation_token: token, authentication_code: codeAt(h, secret) }, ip);
+    expect(throttled.statusCode).toBe(429);
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    // Signing in again with the right password does not reset the count of guessed codes.
+    const again = (await login(h, { user: user.username, password }, ip)).json().data.confirmation_token as string;
+    expect((await checkpoint({ confirmation_token: again, authentication_code: codeAt(h, secret) }, ip)).statusCode).toBe(429);
+    // Another address is not refused.
+    const elsewhere = freshIp();
+    const other = (await login(h, { user: user.username, password }, elsewhere)).json().data.confirmation_token as string;
+    expect((await checkpoint({ confirmation_token: other, authentication_code: codeAt(h, secret) }, elsewhere)).statusCode).toBe(
+      200,
+    );
+  });
+
   it('two requests with one code: only one passes', async () => {
     const { user, password, secret } = await enabled();
     const ip = freshIp();
