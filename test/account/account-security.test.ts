@@ -129,6 +129,9 @@ describeEachDatabase('account security', (database) => {
     expect(first.attributes.is_api).toBe(false);
     expect(first.attributes.timestamp).toMatch(ISO);
     expect(all.data[1]!.attributes.properties).toEqual({ identifier });
+    expect(all.data.map((e) => (e.attributes as { has_additional_metadata?: boolean }).has_additional_metadata)).toEqual(
+      Array(6).fill(false),
+    );
     expect(all.meta.pagination).toMatchObject({ total: 6, per_page: 25 });
 
     const oldest = await events(h, token2, '?sort=timestamp&per_page=2');

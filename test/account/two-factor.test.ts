@@ -32,6 +32,7 @@ describeEachDatabase('two-factor', (database) => {
     expect(body.object).toBe('recovery_tokens');
     expect(body.attributes.tokens).toHaveLength(10);
     expect(new Set(body.attributes.tokens).size).toBe(10);
+    expect(body.attributes.tokens.every((t) => /^[A-Za-z0-9]{10}$/.test(t))).toBe(true);
     h.clock.advance(30_000); // the enabling code's step is used
     return { ...made, secret, tokens: body.attributes.tokens };
   }

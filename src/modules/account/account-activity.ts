@@ -30,6 +30,20 @@ export type AccountEvent =
   | 'user:ssh-key.create'
   | 'user:ssh-key.delete';
 
+/** The properties each event is written with, as Pterodactyl's activity translations use them; any other is additional metadata. */
+const LISTED_PROPERTIES: Partial<Record<string, readonly string[]>> = {
+  'user:account.email-changed': ['old', 'new'],
+  'user:api-key.create': ['identifier'],
+  'user:api-key.delete': ['identifier'],
+  'user:ssh-key.create': ['fingerprint'],
+  'user:ssh-key.delete': ['fingerprint'],
+};
+
+function hasAdditionalMetadata(event: string, properties: Record<string, unknown>): boolean {
+  const listed = LISTED_PROPERTIES[event] ?? [];
+  return Object.keys(properties).some((key) => !listed.includes(key));
+}
+
 export function recordAccountEvent(
   db: Queryable,
   entry: {
@@ -88,8 +102,8 @@ export async function listAccountActivity(
   const query = parseActivityQuery(rawQuery);
   const page = await findUserActivityPage(db, user.id, query);
   const viewer = { userId: user.id, seesAllIps: true };
-  const data = page.rows.map((row) =>
-    activityItem(
+  const data = page.rows.map((row) => {
+    const entry = activityItem(
       {
         id: row.id,
         seq: row.id,
@@ -108,7 +122,9 @@ export async function listAccountActivity(
         actor_created_at: user.created_at,
       },
       viewer,
-    ),
-  );
+    );
+    entry.attributes.has_additional_metadata = hasAdditionalMetadata(row.event, entry.attributes.properties);
+    return entry;
+  });
   return paginatedList(data, { total: page.total, page: query.page, perPage: query.perPage }, request);
 }
