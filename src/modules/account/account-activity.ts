@@ -10,7 +10,8 @@ import { findUserActivityPage, insertUserActivity } from './account-activity.rep
 /**
  * An account's own events (SPEC 17), apart from the servers' activity log,
  * under Pterodactyl's names: `auth:success`, `auth:fail`, `auth:checkpoint`,
- * `auth:token`, `auth:recovery-token`, `user:api-key.create|delete`,
+ * `auth:token`, `auth:recovery-token`, `auth:sftp.fail` (a wrong SFTP
+ * password, `method`), `user:api-key.create|delete`,
  * `user:account.password-changed`, `user:account.email-changed`,
  * `user:two-factor.create|delete`, `user:ssh-key.create|delete`. Callers
  * record inside the transaction of the change they describe.
@@ -21,6 +22,7 @@ export type AccountEvent =
   | 'auth:checkpoint'
   | 'auth:token'
   | 'auth:recovery-token'
+  | 'auth:sftp.fail'
   | 'user:api-key.create'
   | 'user:api-key.delete'
   | 'user:account.password-changed'
@@ -33,6 +35,7 @@ export type AccountEvent =
 /** The properties each event is written with, as Pterodactyl's activity translations use them; any other is additional metadata. */
 const LISTED_PROPERTIES: Partial<Record<string, readonly string[]>> = {
   'user:account.email-changed': ['old', 'new'],
+  'auth:sftp.fail': ['method'],
   'user:api-key.create': ['identifier'],
   'user:api-key.delete': ['identifier'],
   'user:ssh-key.create': ['fingerprint'],
