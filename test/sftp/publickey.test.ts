@@ -93,6 +93,12 @@ describeEachDatabase('sftp public keys', (database) => {
     expect(after.stderr).toBe('');
     expect(after.code).toBe(0);
     expect(fs.readFileSync(path.join(volumeOf(h, server), 'up.txt'), 'utf8')).toBe('by key');
+    // RSA: OpenSSH signs with rsa-sha2-512, which the check verifies with the hash it names.
+    const rsa = makeKey('rsa');
+    await addKey(h, owner.token, rsa.publicKey);
+    const byRsa = await sftpWithKey(h.sftp.port, login, rsa.file, ['ls'], cwd);
+    expect(byRsa.stderr).toBe('');
+    expect(byRsa.stdout).toContain('up.txt');
 
     // Another user's key does not open this account; this account's key does not open a server it cannot see.
     const other = await userWithPassword(h);
