@@ -7,6 +7,10 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 import { browserRequest, freshIp, login, signIn, userWithPassword } from '../helpers/sign-in.js';
 
+/** A DSA public key (made once with ssh-keygen -t dsa: newer OpenSSH builds no longer make them). */
+const DSA_KEY =
+  'ssh-dss AAAAB3NzaC1kc3MAAACBAMmdRx4vWAYN1wcdcEP0+hTvkknZtzThWzzIGuEWIk66uHMzvA13Kf2sxiMn6QbrwY+Ag/NC/flDgNpjGakh41MBouWsmcrfFIJWWAwZxiyjGYg+gt0iZfB6DHTjInAZVsI/ojbDGMhObc2ycg3SaUsKOBn3u52+EyOn2sxIbO01AAAAFQDw8kfqM6MCMBmL0YkRv1oZP0wmFwAAAH9ZItLvP7XzVfSFMOcy4y4SHCww7cnFSJT8FwtAGp9AEivsh2Yw9McOet660Z5qNwirtazsyKrjL4xlVkXvefwyQBMm89J0QPgck2u9XxgC77xGg5VcnGjFqdtoPUkLNjdq1AsGrvMfjJuYpclgf9e9Dqe0U0F0My6Dg13XoqA6AAAAgENktw9nHpBvOnGCEfCcuscwrkk/2m8bA76yHx/FS+TiL795enw5u0rNoL/iLZuj9b3aTBxyW6rsBKopScNwu+RcDqGymY3FFwiemBwZLiBZMqQwVvArCergj4dhofGxz8mNFW1l0L9/gqHyLIVLLhrkeOkO5wwsTrc3aTRFv4wi';
+
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 
 /** A fresh OpenSSH key pair made by ssh-keygen: the public key line and its fingerprint as ssh-keygen prints it. */
@@ -129,6 +133,9 @@ describeEachDatabase('account security', (database) => {
     expect(first.attributes.is_api).toBe(false);
     expect(first.attributes.timestamp).toMatch(ISO);
     expect(all.data[1]!.attributes.properties).toEqual({ identifier });
+    expect(all.data.map((e) => (e.attributes as { has_additional_metadata?: boolean }).has_additional_metadata)).toEqual(
+      Array(6).fill(false),
+    );
     expect(all.meta.pagination).toMatchObject({ total: 6, per_page: 25 });
 
     const oldest = await events(h, token2, '?sort=timestamp&per_page=2');
@@ -181,14 +188,7 @@ describeEachDatabase('account security', (database) => {
       'RSA keys must be at least 2048 bytes in length.',
     );
     await refused({ name: 'junk', public_key: 'ssh-ed25519 AAAAnotakey' }, 'The public key provided is not valid.');
-    const dsa = (() => {
-      try {
-        return makeKey('dsa');
-      } catch {
-        return null; // OpenSSH built without DSA: the check is covered by the parser's type below.
-      }
-    })();
-    if (dsa) await refused({ name: 'dsa', public_key: dsa.publicKey }, 'DSA keys are not supported.');
+    await refused({ name: 'dsa', public_key: DSA_KEY }, 'DSA keys are not supported.');
     const noName = await add({ public_key: makeKey('ecdsa').publicKey });
     expect(noName.statusCode).toBe(422);
     expect(noName.json().errors[0].meta.source_field).toBe('name');

@@ -32,6 +32,7 @@ describeEachDatabase('two-factor', (database) => {
     expect(body.object).toBe('recovery_tokens');
     expect(body.attributes.tokens).toHaveLength(10);
     expect(new Set(body.attributes.tokens).size).toBe(10);
+    expect(body.attributes.tokens.every((t) => /^[A-Za-z0-9]{10}$/.test(t))).toBe(true);
     h.clock.advance(30_000); // the enabling code's step is used
     return { ...made, secret, tokens: body.attributes.tokens };
   }
@@ -122,6 +123,28 @@ describeEachDatabase('two-factor', (database) => {
     );
   });
 
+  it('the checkpoint is throttled like sign-in: a sixth failure from one address is a 429 with Retry-After', async () => {
+    const { user, password, secret } = await enabled();
+    const ip = freshIp();
+    const token = (await login(h, { user: user.username, password }, ip)).json().data.confirmation_token as string;
+    const wrongCode = codeAt(h, secret) === '000000' ? '111111' : '000000';
+    for (let i = 0; i < 5; i++) {
+      expect((await checkpoint({ confirmation_token: token, authentication_code: wrongCode }, ip)).statusCode).toBe(400);
+    }
+    const throttled = await checkpoint({ confirmation_token: token, authentication_code: codeAt(h, secret) }, ip);
+    expect(throttled.statusCode).toBe(429);
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    // Signing in again with the right password does not reset the count of guessed codes.
+    const again = (await login(h, { user: user.username, password }, ip)).json().data.confirmation_token as string;
+    expect((await checkpoint({ confirmation_token: again, authentication_code: codeAt(h, secret) }, ip)).statusCode).toBe(429);
+    // Another address is not refused.
+    const elsewhere = freshIp();
+    const other = (await login(h, { user: user.username, password }, elsewhere)).json().data.confirmation_token as string;
+    expect((await checkpoint({ confirmation_token: other, authentication_code: codeAt(h, secret) }, elsewhere)).statusCode).toBe(
+      200,
+    );
+  });
+
   it('two requests with one code: only one passes', async () => {
     const { user, password, secret } = await enabled();
     const ip = freshIp();
@@ -167,6 +190,8 @@ describeEachDatabase('two-factor', (database) => {
         h.request(token, { method: 'POST', url: '/api/client/account/two-factor/disable', payload: { password } }),
       (token: string, password: string) =>
         h.request(token, { method: 'DELETE', url: '/api/client/account/two-factor', payload: { password } }),
+      (token: string, password: string) =>
+        h.request(token, { method: 'DELETE', url: `/api/client/account/two-factor?password=${encodeURIComponent(password)}` }),
     ]) {
       const { user, token, password } = await enabled();
       const wrong = await disable(token, 'not the password');

@@ -93,6 +93,12 @@ describeEachDatabase('sftp public keys', (database) => {
     expect(after.stderr).toBe('');
     expect(after.code).toBe(0);
     expect(fs.readFileSync(path.join(volumeOf(h, server), 'up.txt'), 'utf8')).toBe('by key');
+    // RSA: OpenSSH signs with rsa-sha2-512, which the check verifies with the hash it names.
+    const rsa = makeKey('rsa');
+    await addKey(h, owner.token, rsa.publicKey);
+    const byRsa = await sftpWithKey(h.sftp.port, login, rsa.file, ['ls'], cwd);
+    expect(byRsa.stderr).toBe('');
+    expect(byRsa.stdout).toContain('up.txt');
 
     // Another user's key does not open this account; this account's key does not open a server it cannot see.
     const other = await userWithPassword(h);
@@ -156,6 +162,25 @@ describeEachDatabase('sftp public keys', (database) => {
       key: { algo: strangerKey.type, data: strangerKey.getPublicSSH() },
     });
     expect(unknown).toEqual({ ok: false, reason: 'credentials' });
+  });
+
+  it("a wrong SFTP password is logged on the account as auth:sftp.fail (Pterodactyl's), a key failure is not", async () => {
+    const owner = await userWithPassword(h);
+    const server = await h.make.server(owner.user);
+    const login = `${owner.user.username}.${server.uuid_short}`;
+    expect(await signInToSftp(h.deps, { login, password: 'wrong password', ip: loopbackAddress() })).toEqual({
+      ok: false,
+      reason: 'credentials',
+    });
+    const key = ssh2.utils.parseKey(makeKey('ed25519').privateKey) as ssh2.ParsedKey;
+    const blob = Buffer.from('blob');
+    const data = key.getPublicSSH();
+    const proof = { algo: key.type, data, blob, signature: key.sign(blob) };
+    expect((await signInToSftp(h.deps, { login, key: proof, ip: loopbackAddress() })).ok).toBe(false);
+    const res = await h.request(owner.token, { method: 'GET', url: '/api/client/account/activity' });
+    expect(res.json().data.map((e: { attributes: { event: string; properties: object } }) => e.attributes)).toEqual([
+      expect.objectContaining({ event: 'auth:sftp.fail', properties: { method: 'password' }, has_additional_metadata: false }),
+    ]);
   });
 
   it('a subuser without file.sftp is refused with their key too', async () => {

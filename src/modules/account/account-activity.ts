@@ -10,7 +10,8 @@ import { findUserActivityPage, insertUserActivity } from './account-activity.rep
 /**
  * An account's own events (SPEC 17), apart from the servers' activity log,
  * under Pterodactyl's names: `auth:success`, `auth:fail`, `auth:checkpoint`,
- * `auth:token`, `auth:recovery-token`, `user:api-key.create|delete`,
+ * `auth:token`, `auth:recovery-token`, `auth:sftp.fail` (a wrong SFTP
+ * password, `method`), `user:api-key.create|delete`,
  * `user:account.password-changed`, `user:account.email-changed`,
  * `user:two-factor.create|delete`, `user:ssh-key.create|delete`. Callers
  * record inside the transaction of the change they describe.
@@ -21,6 +22,7 @@ export type AccountEvent =
   | 'auth:checkpoint'
   | 'auth:token'
   | 'auth:recovery-token'
+  | 'auth:sftp.fail'
   | 'user:api-key.create'
   | 'user:api-key.delete'
   | 'user:account.password-changed'
@@ -29,6 +31,21 @@ export type AccountEvent =
   | 'user:two-factor.delete'
   | 'user:ssh-key.create'
   | 'user:ssh-key.delete';
+
+/** The properties each event is written with, as Pterodactyl's activity translations use them; any other is additional metadata. */
+const LISTED_PROPERTIES: Partial<Record<string, readonly string[]>> = {
+  'user:account.email-changed': ['old', 'new'],
+  'auth:sftp.fail': ['method'],
+  'user:api-key.create': ['identifier'],
+  'user:api-key.delete': ['identifier'],
+  'user:ssh-key.create': ['fingerprint'],
+  'user:ssh-key.delete': ['fingerprint'],
+};
+
+function hasAdditionalMetadata(event: string, properties: Record<string, unknown>): boolean {
+  const listed = LISTED_PROPERTIES[event] ?? [];
+  return Object.keys(properties).some((key) => !listed.includes(key));
+}
 
 export function recordAccountEvent(
   db: Queryable,
@@ -88,8 +105,8 @@ export async function listAccountActivity(
   const query = parseActivityQuery(rawQuery);
   const page = await findUserActivityPage(db, user.id, query);
   const viewer = { userId: user.id, seesAllIps: true };
-  const data = page.rows.map((row) =>
-    activityItem(
+  const data = page.rows.map((row) => {
+    const entry = activityItem(
       {
         id: row.id,
         seq: row.id,
@@ -108,7 +125,9 @@ export async function listAccountActivity(
         actor_created_at: user.created_at,
       },
       viewer,
-    ),
-  );
+    );
+    entry.attributes.has_additional_metadata = hasAdditionalMetadata(row.event, entry.attributes.properties);
+    return entry;
+  });
   return paginatedList(data, { total: page.total, page: query.page, perPage: query.perPage }, request);
 }

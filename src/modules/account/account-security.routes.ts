@@ -3,12 +3,21 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from '../../deps.js';
 import { list } from '../../http/envelopes.js';
 import { clientRoute } from '../../http/routes.js';
-import { ActivityListQuerySchema } from '../activity/activity.schemas.js';
 import { listAccountActivity } from './account-activity.js';
 import { changeEmail } from './account-email.js';
 import { addSshKey, listSshKeys, removeSshKey } from './ssh-keys.service.js';
 import { sshKeyItem } from './account.transformer.js';
 import { disableTwoFactor, enableTwoFactor, setUpTwoFactor } from './two-factor.service.js';
+
+const param = (description: string) => Type.Optional(Type.Unsafe<unknown>({ description }));
+
+/** Documents the listing's parameters; the service checks them (400 or 422, as the servers' activity list). */
+const AccountActivityQuery = Type.Object({
+  page: param('Page number, 1 or more (default 1).'),
+  per_page: param('Entries per page, 1 to 100 (default 25).'),
+  sort: param('`-timestamp` (newest first, the default) or `timestamp`.'),
+  'filter[event]': param('Case-insensitive substring of the event name.'),
+});
 
 const loose = (...names: string[]) => Type.Object(Object.fromEntries(names.map((n) => [n, Type.Optional(Type.Unknown())])));
 
@@ -36,9 +45,9 @@ export function registerAccountSecurityRoutes(
     method: 'GET',
     url: '/account/activity',
     summary: "The caller's own events (sign-ins, keys, password, email, two-factor, SSH keys), newest first",
-    querystring: ActivityListQuerySchema,
+    querystring: AccountActivityQuery,
     handler: (request) =>
-      listAccountActivity(deps.db, request.auth.user, request.query as Record<string, unknown>, {
+      listAccountActivity(deps.db, request.auth.user, request.query, {
         url: request.url,
         baseUrl: deps.config.appUrl,
       }),
@@ -71,10 +80,10 @@ export function registerAccountSecurityRoutes(
       url,
       summary: 'Turn two-factor off (needs the password)',
       body: Type.Optional(loose('password')),
+      // Laravel's input() reads the query string too: older clients send DELETE ...?password=.
+      querystring: loose('password'),
       handler: async (request, reply) => {
-        const body = (request.body ?? {}) as { password?: unknown };
-        const query = request.query as { password?: unknown } | undefined;
-        await disableTwoFactor(deps, request.auth, body.password ?? query?.password);
+        await disableTwoFactor(deps, request.auth, request.body?.password ?? request.query.password);
         return reply.status(204).send();
       },
     });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 import type { Authenticated } from '../../http/client-resolver.js';
@@ -36,9 +36,9 @@ const PASSWORD_INVALID = 'The password provided was not valid.';
 
 export const hashRecoveryToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
+/** 10 characters, each uniform over the 62 letters and digits (Pterodactyl's `Str::random(10)`). */
 function recoveryToken(): string {
-  const bytes = randomBytes(10);
-  return [...bytes].map((b) => RECOVERY_ALPHABET[b % RECOVERY_ALPHABET.length]).join('');
+  return Array.from({ length: 10 }, () => RECOVERY_ALPHABET[randomInt(RECOVERY_ALPHABET.length)]).join('');
 }
 
 const tokenInvalid = () => new HttpError(400, 'TwoFactorAuthenticationTokenInvalid', TOKEN_INVALID);

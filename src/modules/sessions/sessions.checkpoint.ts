@@ -15,6 +15,8 @@ import { totpSecretOf, useRecoveryToken } from '../account/two-factor.service.js
 import {
   ADDRESS_THROTTLE,
   PAIR_THROTTLE,
+  PAIR_UNDER_ATTACK,
+  accountUnderAttack,
   addressBucket,
   forgetAttempts,
   pairBucket,
@@ -72,9 +74,13 @@ export async function passCheckpoint(deps: { db: Database; appKey: Uint8Array },
   const checkpoint = token === '' ? undefined : await findCheckpoint(db, checkpointId(token));
   if (!checkpoint || checkpoint.expires_at <= now) throw displayException(TOKEN_EXPIRED);
   const userId = checkpoint.user_id;
-  const pair = pairBucket(`user:${userId}`, ip);
-  await takeAttempt(db, pair, PAIR_THROTTLE, now);
-  const accountAttempt = await recordAttempt(db, `user:${userId}`, now);
+  // Second-factor failures have buckets of their own: a sign-in with the right password (which forgets the
+  // password's failures) must not reset the count of guessed codes.
+  const account = `2fa:user:${userId}`;
+  const pair = pairBucket(account, ip);
+  const underAttack = await accountUnderAttack(db, account, now);
+  await takeAttempt(db, pair, underAttack ? PAIR_UNDER_ATTACK : PAIR_THROTTLE, now);
+  const accountAttempt = await recordAttempt(db, account, now);
   const user = await findUserById(db, userId);
 
   const recovery = typeof input.recoveryToken === 'string' && input.recoveryToken !== '' ? input.recoveryToken : null;

@@ -39,7 +39,11 @@ export interface SignInInput {
  * Checks a username or email and password and opens a session (SPEC 12). A
  * wrong name and a wrong password answer the same 422 after the same work;
  * the address's and the account-and-address throttles answer 429 before any
- * password is checked (sessions.throttle.ts).
+ * password is checked (sessions.throttle.ts). The account's activity gets
+ * `auth:fail` (an existing account only, as Pterodactyl: one more insert, a
+ * difference far below the password hash's cost) or `auth:success`; a user
+ * with two-factor gets a checkpoint instead of a session
+ * (sessions.checkpoint.ts, `auth:checkpoint`).
  */
 export async function signIn(db: Queryable, input: SignInInput): Promise<SignInOutcome> {
   const { now } = input;

@@ -11,6 +11,7 @@
  */
 import ssh2 from 'ssh2';
 import type { Queryable } from '../../db/database.js';
+import { recordAccountEvent } from '../account/account-activity.js';
 import { listSshKeysOfUser, sshKeyExists } from '../account/ssh-keys.repository.js';
 import { fingerprintOf } from '../account/ssh-keys.service.js';
 import type { ServerRow, UserRow } from '../../db/schema.js';
@@ -112,7 +113,19 @@ export async function signInToSftp(
     } else {
       const tooLong = Buffer.byteLength(input.password, 'utf8') > PASSWORD_MAX_BYTES;
       const matches = await verifyPassword(input.password, tooLong ? null : (found?.password ?? null));
-      if (!parsed || !found || found.password === null || !matches) return { ok: false, reason: 'credentials' };
+      if (!parsed || !found || found.password === null || !matches) {
+        // Pterodactyl's SftpAuthenticationController: a wrong password on an existing account is logged on it.
+        if (found) {
+          await recordAccountEvent(db, {
+            userId: found.user.id,
+            event: 'auth:sftp.fail',
+            ip: input.ip,
+            now,
+            properties: { method: 'password' },
+          });
+        }
+        return { ok: false, reason: 'credentials' };
+      }
     }
     await forgetAttempts(db, pair, accountAttempt);
 
