@@ -37,11 +37,28 @@ export function useSignedInUser(): User {
 export interface SignInAnswer {
   complete: boolean;
   intended?: string;
+  /** complete: false (two-factor): what POST /auth/login/checkpoint completes the sign-in with. */
+  confirmation_token?: string;
 }
 
 export async function signIn(user: string, password: string): Promise<SignInAnswer> {
   const body = await request<{ data: SignInAnswer }>('POST', '/auth/login', {
     body: { user, password },
+    quietUnauthenticated: true,
+  });
+  return body.data;
+}
+
+/** The second step of a two-factor sign-in: a code from the authenticator, or one of the recovery tokens. */
+export async function completeSignIn(
+  confirmationToken: string,
+  answer: { code: string } | { recoveryToken: string },
+): Promise<SignInAnswer> {
+  const body = await request<{ data: SignInAnswer }>('POST', '/auth/login/checkpoint', {
+    body:
+      'code' in answer
+        ? { confirmation_token: confirmationToken, authentication_code: answer.code }
+        : { confirmation_token: confirmationToken, recovery_token: answer.recoveryToken },
     quietUnauthenticated: true,
   });
   return body.data;
