@@ -5,7 +5,12 @@ import { expect, it } from 'vitest';
 import { loadAppKey } from '../../src/app-key.js';
 import type { ServerRow } from '../../src/db/schema.js';
 import { dropRemoteDatabase } from '../../src/modules/databases/databases.engines.js';
-import { addDatabaseHost, listDatabaseHosts, parseHostUrl, removeDatabaseHost } from '../../src/modules/databases/database-hosts.service.js';
+import {
+  addDatabaseHost,
+  listDatabaseHosts,
+  parseHostUrl,
+  removeDatabaseHost,
+} from '../../src/modules/databases/database-hosts.service.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 
@@ -66,6 +71,16 @@ async function remoteExists(engine: Engine, database: string): Promise<boolean> 
   return result.rows.length > 0;
 }
 
+async function pgVerifier(role: string): Promise<string | null> {
+  const client = new pg.Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database: 'postgres' });
+  await client.connect();
+  const result = await client.query<{ rolpassword: string | null }>('SELECT rolpassword FROM pg_authid WHERE rolname = $1', [
+    role,
+  ]);
+  await client.end();
+  return result.rows[0]?.rolpassword ?? null;
+}
+
 async function withHost(h: Harness, engine: Engine, test: () => Promise<void>, maxDatabases: number | null = null) {
   const name = `${engine}-${run}-${randomBytes(2).toString('hex')}`;
   await addDatabaseHost(h.deps.db, loadAppKey(h.dataDir, {}), { name, url: ENGINES[engine], maxDatabases, now: h.clock.now() });
@@ -89,9 +104,17 @@ describeEachDatabase('server databases', (database) => {
     it(`${engine}: create, connect, isolation, rotate, limit, delete`, async () => {
       await withHost(h, engine, async () => {
         const { owner, server } = await h.make.ownedServer();
-        const limited = await h.request(owner.token, { method: 'POST', url: base(server), payload: { database: 'x1', remote: '%' } });
+        const limited = await h.request(owner.token, {
+          method: 'POST',
+          url: base(server),
+          payload: { database: 'x1', remote: '%' },
+        });
         expect(limited.statusCode).toBe(422);
-        let res = await h.request(owner.token, { method: 'POST', url: base(server), payload: { database: `a${run}`, remote: '%' } });
+        let res = await h.request(owner.token, {
+          method: 'POST',
+          url: base(server),
+          payload: { database: `a${run}`, remote: '%' },
+        });
         expect(res.statusCode, res.body).toBe(400);
         expect(res.json().errors[0].code).toBe('TooManyDatabasesException');
         await h.deps.db.updateTable('servers').set({ database_limit: 2 }).where('id', '=', server.id).execute();
@@ -109,7 +132,11 @@ describeEachDatabase('server databases', (database) => {
         const passwordA = a.attributes.relationships!.password.attributes!.password;
         expect(passwordA).toHaveLength(24);
 
-        const dup = await h.request(owner.token, { method: 'POST', url: base(server), payload: { database: `a${run}`, remote: '%' } });
+        const dup = await h.request(owner.token, {
+          method: 'POST',
+          url: base(server),
+          payload: { database: `a${run}`, remote: '%' },
+        });
         expect(dup.statusCode).toBe(422);
         expect(dup.json().errors[0].detail).toBe('The database name you have selected is already in use by this server.');
 
@@ -136,20 +163,33 @@ describeEachDatabase('server databases', (database) => {
         const sub = await h.make.subuser(server, ['database.read', 'database.update']);
         const subList = await h.request(sub.token, { method: 'GET', url: `${base(server)}?include=password` });
         expect(subList.json().data[0].attributes.relationships.password).toEqual({ object: 'null_resource', attributes: null });
-        const noCreate = await h.request(sub.token, { method: 'POST', url: base(server), payload: { database: 'zzz', remote: '%' } });
+        const noCreate = await h.request(sub.token, {
+          method: 'POST',
+          url: base(server),
+          payload: { database: 'zzz', remote: '%' },
+        });
         expect(noCreate.statusCode).toBe(403);
         // The server object's feature limit.
         const serverObject = await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}` });
         expect(serverObject.json().attributes.feature_limits.databases, serverObject.body.slice(0, 300)).toBe(2);
 
         // Rotate: the old password is refused, the new one works.
+        const verifierA = engine === 'postgres' ? await pgVerifier(a.attributes.username) : null;
         res = await h.request(owner.token, { method: 'POST', url: `${base(server)}/${a.attributes.id}/rotate-password` });
         expect(res.statusCode, res.body).toBe(200);
         const rotated = res.json<DatabaseItem>().attributes.relationships!.password.attributes!.password;
         expect(rotated).not.toBe(passwordA);
-        expect(await canUse(engine, a.attributes.username, passwordA, a.attributes.name)).toBe(false);
+        if (engine === 'mysql') {
+          expect(await canUse(engine, a.attributes.username, passwordA, a.attributes.name)).toBe(false);
+        } else {
+          // This machine's PostgreSQL trusts local connections (any password is accepted): the stored verifier must change.
+          expect(await pgVerifier(a.attributes.username)).not.toBe(verifierA);
+        }
         expect(await canUse(engine, a.attributes.username, rotated, a.attributes.name)).toBe(true);
-        const subRotate = await h.request(sub.token, { method: 'POST', url: `${base(server)}/${b.attributes.id}/rotate-password` });
+        const subRotate = await h.request(sub.token, {
+          method: 'POST',
+          url: `${base(server)}/${b.attributes.id}/rotate-password`,
+        });
         expect(subRotate.json().attributes.relationships.password).toEqual({ object: 'null_resource', attributes: null });
 
         // Another server's database is a 404.
@@ -162,7 +202,9 @@ describeEachDatabase('server databases', (database) => {
         const hosts = await listDatabaseHosts(h.deps.db);
         expect(JSON.stringify(hosts)).not.toContain('v1:');
         for (const db of [a, b]) {
-          expect((await h.request(owner.token, { method: 'DELETE', url: `${base(server)}/${db.attributes.id}` })).statusCode).toBe(204);
+          expect(
+            (await h.request(owner.token, { method: 'DELETE', url: `${base(server)}/${db.attributes.id}` })).statusCode,
+          ).toBe(204);
           expect(await remoteExists(engine, db.attributes.name)).toBe(false);
         }
         expect(await canUse(engine, a.attributes.username, rotated, a.attributes.name)).toBe(false);
