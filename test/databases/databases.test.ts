@@ -11,6 +11,7 @@ import {
   parseHostUrl,
   removeDatabaseHost,
 } from '../../src/modules/databases/database-hosts.service.js';
+import { deleteServer } from '../../src/modules/settings/server-deletion.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 
@@ -227,6 +228,24 @@ describeEachDatabase('server databases', (database) => {
     });
   }
 
+  it('deleting a server drops its databases on the host', async () => {
+    await withHost(h, 'mysql', async () => {
+      const { owner, server } = await h.make.ownedServer();
+      await h.deps.db.updateTable('servers').set({ database_limit: 1 }).where('id', '=', server.id).execute();
+      const res = await h.request(owner.token, {
+        method: 'POST',
+        url: base(server),
+        payload: { database: `d${run}`, remote: '%' },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      const name = res.json<DatabaseItem>().attributes.name;
+      expect(await remoteExists('mysql', name)).toBe(true);
+      await deleteServer({ ...h.deps, appKey: loadAppKey(h.dataDir, {}) }, server, { force: true });
+      expect(await remoteExists('mysql', name)).toBe(false);
+      expect(await h.deps.db.selectFrom('server_databases').selectAll().execute()).toEqual([]);
+    });
+  });
+
   it('validation: names and remotes as Pterodactyl', async () => {
     const { owner, server } = await h.make.ownedServer();
     for (const payload of [
@@ -243,12 +262,12 @@ describeEachDatabase('server databases', (database) => {
 
   it('a host that refuses the credentials: the error does not echo the password', async () => {
     const secret = `Sekr3t${run}`;
-    const error = await addDatabaseHost(h.deps.db, loadAppKey(h.dataDir, {}), {
+    const error = (await addDatabaseHost(h.deps.db, loadAppKey(h.dataDir, {}), {
       name: `bad-${run}`,
       url: `mysql://nobody${run}:${secret}@127.0.0.1:3306`,
       maxDatabases: null,
       now: h.clock.now(),
-    }).catch((e: unknown) => e as Error);
+    }).catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(Error);
     expect(error.message).not.toContain(secret);
     expect(await listDatabaseHosts(h.deps.db)).toEqual([]);
