@@ -130,6 +130,8 @@ export async function checkHost(host: HostCredentials): Promise<void> {
 
 /** Creates the database and its user; on a failure, whatever it created is dropped again before it throws. */
 export async function createRemoteDatabase(host: HostCredentials, db: RemoteDatabase): Promise<void> {
+  // What exists by now: only that is dropped on a failure (never a database that was there before).
+  const made = { database: false, user: false };
   try {
     if (host.engine === 'mysql') {
       await withMysql(
@@ -137,10 +139,12 @@ export async function createRemoteDatabase(host: HostCredentials, db: RemoteData
         async (conn) => {
           const user = `${sqlString(db.username)}@${sqlString(db.remote)}`;
           await conn.query(`CREATE DATABASE ${mysqlIdent(db.database)}`);
+          made.database = true;
           await conn.query(
             `CREATE USER ${user} IDENTIFIED BY ${sqlString(db.password)}` +
               (db.maxConnections > 0 ? ` WITH MAX_USER_CONNECTIONS ${Math.trunc(db.maxConnections)}` : ''),
           );
+          made.user = true;
           await conn.query(`GRANT ALL PRIVILEGES ON ${mysqlIdent(db.database.replace(/[_%]/g, '\\$&'))}.* TO ${user}`);
           await conn.query('FLUSH PRIVILEGES');
         },
@@ -154,7 +158,9 @@ export async function createRemoteDatabase(host: HostCredentials, db: RemoteData
           await client.query(
             `CREATE ROLE ${pgIdent(db.username)} LOGIN PASSWORD ${pgString(db.password)} CONNECTION LIMIT ${limit}`,
           );
+          made.user = true;
           await client.query(`CREATE DATABASE ${pgIdent(db.database)} OWNER ${pgIdent(db.username)}`);
+          made.database = true;
           await client.query(`REVOKE CONNECT ON DATABASE ${pgIdent(db.database)} FROM PUBLIC`);
           await client.query(`GRANT CONNECT ON DATABASE ${pgIdent(db.database)} TO ${pgIdent(db.username)}`);
         },
@@ -162,9 +168,17 @@ export async function createRemoteDatabase(host: HostCredentials, db: RemoteData
       );
     }
   } catch (error) {
-    await dropRemoteDatabase(host, db).catch(() => undefined);
+    await dropRemoteParts(host, db, made).catch(() => undefined);
     throw error;
   }
+}
+
+/** Drops the database and its user, each only if it exists (so it also cleans up after a half-done create). */
+export async function dropRemoteDatabase(
+  host: HostCredentials,
+  db: Omit<RemoteDatabase, 'password' | 'maxConnections'>,
+): Promise<void> {
+  await dropRemoteParts(host, db, { database: true, user: true });
 }
 
 /** Gives the user a new password (rotate-password). */
@@ -189,17 +203,17 @@ export async function setRemotePassword(host: HostCredentials, db: RemoteDatabas
   );
 }
 
-/** Drops the database and its user, each only if it exists (so it also cleans up after a half-done create). */
-export async function dropRemoteDatabase(
+async function dropRemoteParts(
   host: HostCredentials,
   db: Omit<RemoteDatabase, 'password' | 'maxConnections'>,
+  parts: { database: boolean; user: boolean },
 ): Promise<void> {
   if (host.engine === 'mysql') {
     await withMysql(
       host,
       async (conn) => {
-        await conn.query(`DROP DATABASE IF EXISTS ${mysqlIdent(db.database)}`);
-        await conn.query(`DROP USER IF EXISTS ${sqlString(db.username)}@${sqlString(db.remote)}`);
+        if (parts.database) await conn.query(`DROP DATABASE IF EXISTS ${mysqlIdent(db.database)}`);
+        if (parts.user) await conn.query(`DROP USER IF EXISTS ${sqlString(db.username)}@${sqlString(db.remote)}`);
         await conn.query('FLUSH PRIVILEGES');
       },
       [],
@@ -209,8 +223,8 @@ export async function dropRemoteDatabase(
   await withPg(
     host,
     async (client) => {
-      await client.query(`DROP DATABASE IF EXISTS ${pgIdent(db.database)} WITH (FORCE)`);
-      await client.query(`DROP ROLE IF EXISTS ${pgIdent(db.username)}`);
+      if (parts.database) await client.query(`DROP DATABASE IF EXISTS ${pgIdent(db.database)} WITH (FORCE)`);
+      if (parts.user) await client.query(`DROP ROLE IF EXISTS ${pgIdent(db.username)}`);
     },
     [],
   );
