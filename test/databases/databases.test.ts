@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
+import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { loadAppKey } from '../../src/app-key.js';
 import type { ServerRow } from '../../src/db/schema.js';
@@ -243,6 +244,69 @@ describeEachDatabase('server databases', (database) => {
       await deleteServer({ ...h.deps, appKey: loadAppKey(h.dataDir, {}) }, server, { force: true });
       expect(await remoteExists('mysql', name)).toBe(false);
       expect(await h.deps.db.selectFrom('server_databases').selectAll().execute()).toEqual([]);
+    });
+  });
+
+  it('a failure on the host or in the panel leaves neither row nor remote database or user', async () => {
+    await withHost(h, 'mysql', async () => {
+      const { owner, server } = await h.make.ownedServer();
+      await h.deps.db.updateTable('servers').set({ database_limit: 5 }).where('id', '=', server.id).execute();
+      const root = await mysql.createConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
+      // A user left behind would keep its grant on the database (mysql.db names it, escaped): no row means no user.
+      const grantsOn = async (suffix: string) => {
+        const [rows] = await root.query('SELECT User FROM mysql.db WHERE Db LIKE ?', [`%${suffix}`]);
+        return (rows as unknown[]).length;
+      };
+      try {
+        // An orphan of the same name on the host: the remote CREATE fails, the orphan is not touched.
+        const orphan = `s${server.id}_o${run}`;
+        await root.query(`CREATE DATABASE \`${orphan}\``);
+        const res = await h.request(owner.token, {
+          method: 'POST',
+          url: base(server),
+          payload: { database: `o${run}`, remote: '%' },
+        });
+        expect(res.statusCode).toBe(502);
+        expect(res.body).not.toContain('root');
+        expect(await remoteExists('mysql', orphan)).toBe(true);
+        await root.query(`DROP DATABASE \`${orphan}\``);
+
+        // The panel's insert fails after the remote CREATE: the remote database and user are dropped again.
+        if (h.deps.dialect === 'sqlite') {
+          await sql`CREATE TRIGGER refuse_db BEFORE INSERT ON server_databases BEGIN SELECT RAISE(ABORT, 'refused'); END`.execute(
+            h.deps.db,
+          );
+        } else {
+          await sql`CREATE FUNCTION refuse_db() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$ LANGUAGE plpgsql`.execute(
+            h.deps.db,
+          );
+          await sql`CREATE TRIGGER refuse_db BEFORE INSERT ON server_databases FOR EACH ROW EXECUTE FUNCTION refuse_db()`.execute(
+            h.deps.db,
+          );
+        }
+        try {
+          const failed = await h.request(owner.token, {
+            method: 'POST',
+            url: base(server),
+            payload: { database: `f${run}`, remote: '%' },
+          });
+          expect(failed.statusCode).toBe(500);
+        } finally {
+          if (h.deps.dialect === 'sqlite') await sql`DROP TRIGGER refuse_db`.execute(h.deps.db);
+          else {
+            await sql`DROP TRIGGER refuse_db ON server_databases`.execute(h.deps.db);
+            await sql`DROP FUNCTION refuse_db()`.execute(h.deps.db);
+          }
+        }
+        expect(await remoteExists('mysql', `s${server.id}_f${run}`)).toBe(false);
+        expect(await grantsOn(`f${run}`)).toBe(0);
+        expect(await grantsOn(`o${run}`)).toBe(0);
+        expect(await h.deps.db.selectFrom('server_databases').selectAll().execute()).toEqual([]);
+        const events = await h.deps.db.selectFrom('activity_logs').select('event').where('server_id', '=', server.id).execute();
+        expect(events.filter((e) => e.event.startsWith('server:database'))).toEqual([]);
+      } finally {
+        await root.end();
+      }
     });
   });
 
