@@ -26,6 +26,7 @@ import { registerBackupRoutes } from './modules/backups/backups.routes.js';
 import { registerFileRoutes } from './modules/files/files.routes.js';
 import { registerFileTransferRoutes } from './modules/files/files.transfer.routes.js';
 import { registerAllocationRoutes } from './modules/allocations/allocations.routes.js';
+import { registerDatabaseRoutes } from './modules/databases/databases.routes.js';
 import { registerInstallRoutes } from './modules/installs/installs.routes.js';
 import { registerStartupRoutes } from './modules/startup/startup.routes.js';
 import { registerSettingsRoutes } from './modules/settings/settings.routes.js';
@@ -123,6 +124,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
   registerBackupRoutes(app, { ...deps, serverEvents, appKey });
   registerAllocationRoutes(app, deps);
+  registerDatabaseRoutes(app, { ...deps, appKey });
   registerInstallRoutes(app, { ...deps, serverEvents });
   registerStartupRoutes(app, deps);
   registerSettingsRoutes(app, deps);

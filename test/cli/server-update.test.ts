@@ -88,7 +88,9 @@ describe('server:update on the command line', () => {
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe('');
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
-    const database = await quetzal(['server:update', '--server', created.identifier, '--database-limit', '1', '--json'], box.env);
+    // --database-limit exists now (docs/DATABASES.md); a bad value is refused like the others.
+    const database = await quetzal(['server:update', '--server', created.identifier, '--database-limit', 'x', '--json'], box.env);
     expect(database.code).toBe(1);
+    expect(database.stderr).toContain('--database-limit');
   }, 120_000);
 });

@@ -113,3 +113,9 @@ export function parseAllocationLimit(value: string | undefined): number {
   }
   return Number(value);
 }
+
+/** `--database-limit N`: how many databases the server's users may create (SPEC 17, default 0 as Pterodactyl). */
+export function parseDatabaseLimit(value: string): number {
+  if (!/^\d{1,6}$/.test(value)) throw new CliError(`--database-limit must be a whole number from 0 to 999999, got "${value}"`);
+  return Number(value);
+}

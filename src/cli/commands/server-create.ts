@@ -8,7 +8,8 @@ import {
   assertInitialAllocationAvailable,
   assignInitialAllocation,
 } from '../../modules/allocations/allocations.service.js';
-import { parseAllocationChoice, parseAllocationLimit } from './allocation-options.js';
+import { parseAllocationChoice, parseAllocationLimit, parseDatabaseLimit } from './allocation-options.js';
+import { updateServerSettings } from '../../modules/settings/settings.repository.js';
 import { EggServerError, planEggServer, saveEggServerVariables, type EggServerPlan } from '../../modules/eggs/egg-servers.js';
 import { installServer } from '../../modules/installs/install.service.js';
 import { openInstallDaemon } from './install-daemon.js';
@@ -108,7 +109,7 @@ export const command: CliCommand = {
   name: 'server:create',
   usage:
     '--owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N] [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N]' +
-    ' [--inodes N] [--allocation IP:PORT|auto] [--allocation-limit N] [--egg ID [--image NAME] [--variable KEY=VALUE ...]]',
+    ' [--inodes N] [--allocation IP:PORT|auto] [--allocation-limit N] [--database-limit N] [--egg ID [--image NAME] [--variable KEY=VALUE ...]]',
   valueOptions: [
     'owner',
     'name',
@@ -122,6 +123,7 @@ export const command: CliCommand = {
     'inodes',
     'allocation',
     'allocation-limit',
+    'database-limit',
     'egg',
     'image',
   ],
@@ -143,6 +145,8 @@ export const command: CliCommand = {
     });
     const allocation = parseAllocationChoice(optionalOption(options, 'allocation') ?? 'auto');
     const allocationLimit = parseAllocationLimit(optionalOption(options, 'allocation-limit'));
+    const databaseLimitOption = optionalOption(options, 'database-limit');
+    const databaseLimit = databaseLimitOption === undefined ? 0 : parseDatabaseLimit(databaseLimitOption);
 
     const eggId = parseEggId(optionalOption(options, 'egg'));
     const image = optionalOption(options, 'image');
@@ -172,6 +176,7 @@ export const command: CliCommand = {
           image: plan?.image ?? null,
           now: ctx.clock.now(),
         });
+        if (databaseLimit > 0) await updateServerSettings(trx, row.id, { database_limit: databaseLimit }, ctx.clock.now());
         if (plan) await saveEggServerVariables(trx, row.id, plan, ctx.clock.now());
         // In the same transaction: an allocation that cannot be given leaves no server behind.
         await assignInitialAllocation(trx, row, allocation, ctx.clock.now());

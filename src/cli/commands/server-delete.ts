@@ -1,3 +1,4 @@
+import { loadAppKey } from '../../app-key.js';
 import { CliError, requireOption, type CliCommand } from '../command.js';
 import { hasServerFiles } from '../../daemon/local/volume/remove-server.js';
 import { findServerByReference } from '../../modules/servers/servers.repository.js';
@@ -19,7 +20,8 @@ export const command: CliCommand = {
   flagOptions: ['force'],
   async run(ctx, options) {
     const reference = requireOption(options, 'server');
-    const deps = { db: ctx.database.db, daemon: ctx.daemon, clock: ctx.clock };
+    const appKey = loadAppKey(ctx.config.dataDir, { APP_KEY: ctx.config.appKey });
+    const deps = { db: ctx.database.db, daemon: ctx.daemon, clock: ctx.clock, appKey };
     const server = await findServerByReference(ctx.database.db, reference);
     if (!server) {
       const uuid = reference.toLowerCase();

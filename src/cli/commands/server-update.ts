@@ -1,6 +1,6 @@
 import { CliError, requireOption, type CliCommand } from '../command.js';
 import { updateServerSettings, type ServerSettingsUpdate } from '../../modules/settings/settings.repository.js';
-import { parseAllocationLimit } from './allocation-options.js';
+import { parseAllocationLimit, parseDatabaseLimit } from './allocation-options.js';
 import { characters, optionalOption, requireServer } from './lookups.js';
 import { checkStopCommand, parseBackupLimit, parseLimitFlag } from './server-create.js';
 
@@ -23,7 +23,7 @@ export const command: CliCommand = {
   name: 'server:update',
   usage:
     '--server S [--name N] [--startup CMD] [--stop-command LINE] [--image NAME] [--memory MiB] [--cpu PERCENT] [--disk MiB]' +
-    ' [--pids N] [--inodes N] [--allocation-limit N] [--backup-limit N]',
+    ' [--pids N] [--inodes N] [--allocation-limit N] [--backup-limit N] [--database-limit N]',
   valueOptions: [
     'server',
     'name',
@@ -36,6 +36,7 @@ export const command: CliCommand = {
     'pids',
     'inodes',
     'allocation-limit',
+    'database-limit',
     'backup-limit',
   ],
   async run(ctx, options) {
@@ -57,6 +58,8 @@ export const command: CliCommand = {
     }
     const allocationLimit = optionalOption(options, 'allocation-limit');
     if (allocationLimit !== undefined) changes.allocation_limit = parseAllocationLimit(allocationLimit);
+    const databaseLimit = optionalOption(options, 'database-limit');
+    if (databaseLimit !== undefined) changes.database_limit = parseDatabaseLimit(databaseLimit);
     const backupLimit = optionalOption(options, 'backup-limit');
     if (backupLimit !== undefined) changes.backup_limit = parseBackupLimit(backupLimit);
     const image = optionalOption(options, 'image');

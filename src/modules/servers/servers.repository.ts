@@ -19,7 +19,7 @@ export async function findServerByReference(db: Queryable, reference: string): P
 type ServerWithSubuserRow = ServerRow & { subuser_permissions: string | null };
 const SERVER_FOR_USER_COLUMNS = sql`s.id, s.uuid, s.uuid_short, s.name, s.owner_id, s.status, s.backup_limit, s.startup,
   s.stop_command, s.node, s.created_at, s.updated_at, s.memory_mib, s.cpu_percent, s.disk_mib, s.pids, s.uid_slot, s.inodes,
-  s.allocation_id, s.allocation_limit, s.egg_id, s.image, s.description,
+  s.allocation_id, s.allocation_limit, s.database_limit, s.egg_id, s.image, s.description,
   su.permissions as subuser_permissions`;
 const serverForUserByUuid = precompiled<ServerWithSubuserRow>(
   (userId, uuid) => sql`select ${SERVER_FOR_USER_COLUMNS} from servers s

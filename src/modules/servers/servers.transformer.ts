@@ -81,7 +81,7 @@ export function serverItem(
     // null in the row: the machine's own system, the image named `host` (SPEC 16).
     docker_image: server.image ?? 'host',
     egg_features: [],
-    feature_limits: { databases: 0, allocations: server.allocation_limit, backups: server.backup_limit },
+    feature_limits: { databases: server.database_limit, allocations: server.allocation_limit, backups: server.backup_limit },
     status: server.status,
     is_suspended: server.status === 'suspended',
     // Pterodactyl's `!isInstalled()`: a failed install is not installed either.

@@ -1,6 +1,8 @@
 import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow } from '../../db/schema.js';
+import { dropDatabasesOfServer } from '../databases/databases.service.js';
+import { HostError } from '../databases/databases.engines.js';
 import { daemonServer } from '../servers/servers.service.js';
 import { deleteServerRow, findBackupUuidsOfServer, releaseAllocationsOfServer } from './settings.repository.js';
 
@@ -15,6 +17,8 @@ export class ServerDeletionRefused extends Error {}
  * server:status --set none --force first).
  *
  * Order, and what a SIGKILL at each point leaves:
+ * 0. each of its databases is dropped on its host, then its row deleted;
+ *    killed here: the remaining rows are still there, a rerun drops them.
  * 1. one transaction deletes the row and, by the schema's cascades, its
  *    subusers, schedules and tasks, backup rows, variable values and
  *    activity log (entries, counters, terms); its allocations are freed (notes
@@ -27,7 +31,7 @@ export class ServerDeletionRefused extends Error {}
  *    or swept at the next start.
  */
 export async function deleteServer(
-  deps: Pick<AppDeps, 'db' | 'daemon' | 'clock'>,
+  deps: Pick<AppDeps, 'db' | 'daemon' | 'clock'> & { appKey: Buffer },
   server: ServerRow,
   options: { force: boolean },
 ): Promise<void> {
@@ -41,6 +45,17 @@ export async function deleteServer(
     throw new ServerDeletionRefused(
       `The server is ${running ? 'running' : 'installing'}; stop it first (servers:stop) or pass --force to kill it.`,
     );
+  }
+  // 0. its databases on the database hosts (docs/DATABASES.md), as Pterodactyl's ServerDeletionService:
+  //    a host that fails refuses the deletion unless `force` (then the rows go and the remote ones stay).
+  try {
+    await dropDatabasesOfServer(deps, server.id);
+  } catch (error) {
+    if (!(error instanceof HostError) || !options.force) {
+      throw new ServerDeletionRefused(
+        `A database of this server could not be dropped on its host (${error instanceof Error ? error.message : 'unknown error'}); pass --force to delete the server anyway.`,
+      );
+    }
   }
   if (installing) await deps.daemon.abortInstall(target);
   if (running) await deps.daemon.power(target, 'kill');

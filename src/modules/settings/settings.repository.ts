@@ -48,6 +48,7 @@ export type ServerSettingsUpdate = Partial<
     | 'inodes'
     | 'allocation_limit'
     | 'backup_limit'
+    | 'database_limit'
   >
 >;
 
