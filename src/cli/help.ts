@@ -17,6 +17,7 @@ const LIMITS = {
   inodes: 'most files and folders in its volume',
   'allocation-limit': 'most allocations the client may give it',
   'backup-limit': 'most backups the client may keep',
+  'database-limit': 'most databases the client may create (0: none)',
 };
 
 export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
@@ -74,7 +75,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   },
   'server:delete': {
     summary: 'Delete a server, its rows and its files.',
-    options: { server: SERVER, force: 'even while it runs' },
+    options: { server: SERVER, force: 'even while it runs, or when a database host cannot drop its databases' },
   },
   'server:reinstall': { summary: "Run the server's egg install script again.", options: { server: SERVER } },
   'servers:stop': {
@@ -117,6 +118,19 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
   'allocation:remove': {
     summary: 'Remove allocations; refused while a server holds any of them.',
     options: { ip: 'the address', ports: 'ports and ranges, e.g. 25565,25570-25580' },
+  },
+  'database-host:add': {
+    summary: 'Register a MariaDB/MySQL or PostgreSQL server that servers’ databases are created on (checked first).',
+    options: {
+      name: "the host's name",
+      url: 'mysql://user:password@host:port or postgres://user:password@host:port[/maintenance-db]',
+      'max-databases': 'most databases created on it (default: no limit)',
+    },
+  },
+  'database-host:list': { summary: 'List database hosts (never their passwords).', options: {} },
+  'database-host:remove': {
+    summary: 'Remove a database host; refused while it holds databases.',
+    options: { name: "the host's name" },
   },
   'image:build': {
     summary: 'Build an image from Debian packages (mmdebstrap).',

@@ -44,7 +44,7 @@ describe('quetzal --help', () => {
     expect(help.stdout).toContain('usage: quetzal server:delete --server S [--force]\n');
     expect(help.stdout).toContain(`\n${COMMAND_HELP['server:delete']!.summary}\n`);
     expect(help.stdout).toMatch(/^ {2}--server +the server: its UUID or 8-character short identifier$/m);
-    expect(help.stdout).toMatch(/^ {2}--force +even while it runs$/m);
+    expect(help.stdout).toMatch(/^ {2}--force +even while it runs, or when a database host cannot drop its databases$/m);
     expect(help.stdout).toMatch(/^ {2}--json +/m);
 
     const serve = await run(['serve', '--help']);
