@@ -351,6 +351,8 @@ export interface DatabaseHostTable {
   port: number;
   username: string;
   password: string;
+  /** PostgreSQL: the database CREATE DATABASE runs in (null: the server's default, `postgres`). */
+  maintenance_db: ColumnType<string | null, string | null | undefined, string | null>;
   /** null: no limit. */
   max_databases: number | null;
   created_at: Millis;

@@ -75,6 +75,7 @@ export function accountsDatabasesMigration(dialect: DialectName) {
         .addColumn('port', 'integer', (c) => c.notNull())
         .addColumn('username', 'varchar(191)', (c) => c.notNull())
         .addColumn('password', 'text', (c) => c.notNull())
+        .addColumn('maintenance_db', 'varchar(191)')
         .addColumn('max_databases', 'integer')
         .addColumn('created_at', 'bigint', (c) => c.notNull())
         .addColumn('updated_at', 'bigint', (c) => c.notNull())

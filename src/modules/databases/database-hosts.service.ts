@@ -48,7 +48,7 @@ export function parseHostUrl(text: string): HostCredentials {
 /**
  * database-host:add: connects and checks the account's rights before saving;
  * the password is sealed with the app key. PostgreSQL's maintenance database
- * is kept after the user name (a newline between: no column of its own).
+ * (the URL's path) goes in `maintenance_db`.
  */
 export async function addDatabaseHost(
   db: Queryable,
@@ -65,7 +65,8 @@ export async function addDatabaseHost(
     engine: credentials.engine,
     host: credentials.host,
     port: credentials.port,
-    username: credentials.database ? `${credentials.username}\n${credentials.database}` : credentials.username,
+    username: credentials.username,
+    maintenance_db: credentials.database ?? null,
     password: sealSecret(secretsKey(appKey), credentials.password),
     max_databases: input.maxDatabases,
     created_at: input.now,
@@ -82,19 +83,19 @@ function publicHost(
     host: string;
     port: number;
     username: string;
+    maintenance_db: string | null;
     max_databases: number | null;
   },
   databases: number,
 ) {
-  const [username, maintenance] = row.username.split('\n');
   return {
     id: row.id,
     name: row.name,
     engine: row.engine,
     host: row.host,
     port: row.port,
-    username,
-    maintenance_database: maintenance ?? null,
+    username: row.username,
+    maintenance_database: row.maintenance_db,
     max_databases: row.max_databases,
     databases,
   };

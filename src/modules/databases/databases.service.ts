@@ -61,14 +61,13 @@ export function remoteDatabaseName(serverId: number, database: string): string {
 }
 
 export function credentialsOf(deps: { appKey: Buffer }, host: DatabaseHostRow): HostCredentials {
-  const [username, maintenance] = host.username.split('\n');
   return {
     engine: host.engine,
     host: host.host,
     port: host.port,
-    username: username ?? '',
+    username: host.username,
     password: openSecret(secretsKey(deps.appKey), host.password),
-    database: maintenance,
+    ...(host.maintenance_db ? { database: host.maintenance_db } : {}),
   };
 }
 
