@@ -59,6 +59,17 @@ describe('the web console: live console', () => {
     await output(page).getByText('> say hello from the console', { exact: true }).waitFor();
     expect(await page.getByLabel('Command').inputValue()).toBe('');
 
+    // Over the socket's 4 KiB frame limit: refused in the page with a message, never sent.
+    expect(await page.getByLabel('Command').getAttribute('maxlength')).toBe('4000');
+    await page.getByLabel('Command').fill('é'.repeat(3000));
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page
+      .getByRole('alert')
+      .getByText(/too long for the console/)
+      .waitFor();
+    expect((await page.getByLabel('Command').inputValue()).length).toBe(3000);
+    await page.getByLabel('Command').fill('');
+
     // Stats frames (about every 2 s while running) fill the figures and the two graphs.
     await page.locator('.sparkline-line').nth(1).waitFor({ timeout: 15_000 });
     expect(await page.getByRole('img', { name: 'Memory use over the last two minutes' }).count()).toBe(1);
