@@ -85,6 +85,20 @@ describe('the web console: live console', () => {
     await page.locator('.badge.state-offline').waitFor({ timeout: 15_000 });
     expect(await powerButton(page, 'Start').isEnabled()).toBe(true);
     expect(errors).toEqual([]);
+
+    // Sign out: the sign-in form at once, and nothing of the signed-in page left on it.
+    // The logout request is held until the form shows: the page does not wait for the service's answer.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/auth/logout', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Username or email').waitFor();
+    release();
+    expect(await page.getByLabel('Command').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     await context.close();
   });
 
