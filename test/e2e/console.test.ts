@@ -84,6 +84,10 @@ describe('the web console: live console', () => {
     await powerButton(page, 'Stop').click();
     await page.locator('.badge.state-offline').waitFor({ timeout: 15_000 });
     expect(await powerButton(page, 'Start').isEnabled()).toBe(true);
+    // Stopped: memory, CPU and uptime clear.
+    await expect.poll(() => page.locator('.stat strong').first().textContent()).toMatch(/^0 B \/ 256 MiB/);
+    expect(await page.locator('.stat strong').nth(1).textContent()).toMatch(/^0\.0 %/);
+    expect(await page.locator('.facts dd').nth(1).textContent()).toBe('—');
     expect(errors).toEqual([]);
 
     // Sign out: the sign-in form at once, and nothing of the signed-in page left on it.

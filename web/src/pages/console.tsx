@@ -118,6 +118,8 @@ export function ConsoleSection() {
         if (lastStatus.current !== null && lastStatus.current !== status)
           append(`[Quetzal] Server marked as ${status}.`, 'panel');
         lastStatus.current = status;
+        // A stopped process uses nothing: its memory, CPU and uptime figures clear (disk stays).
+        if (status === 'offline') setStats((last) => last && { ...last, memory_bytes: 0, cpu_absolute: 0, uptime: 0 });
         break;
       }
       case 'stats': {
