@@ -59,6 +59,17 @@ describe('the web console: live console', () => {
     await output(page).getByText('> say hello from the console', { exact: true }).waitFor();
     expect(await page.getByLabel('Command').inputValue()).toBe('');
 
+    // Over the socket's 4 KiB frame limit: refused in the page with a message, never sent.
+    expect(await page.getByLabel('Command').getAttribute('maxlength')).toBe('4000');
+    await page.getByLabel('Command').fill('é'.repeat(3000));
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page
+      .getByRole('alert')
+      .getByText(/too long for the console/)
+      .waitFor();
+    expect((await page.getByLabel('Command').inputValue()).length).toBe(3000);
+    await page.getByLabel('Command').fill('');
+
     // Stats frames (about every 2 s while running) fill the figures and the two graphs.
     await page.locator('.sparkline-line').nth(1).waitFor({ timeout: 15_000 });
     expect(await page.getByRole('img', { name: 'Memory use over the last two minutes' }).count()).toBe(1);
@@ -73,7 +84,25 @@ describe('the web console: live console', () => {
     await powerButton(page, 'Stop').click();
     await page.locator('.badge.state-offline').waitFor({ timeout: 15_000 });
     expect(await powerButton(page, 'Start').isEnabled()).toBe(true);
+    // Stopped: memory, CPU and uptime clear.
+    await expect.poll(() => page.locator('.stat strong').first().textContent()).toMatch(/^0 B \/ 256 MiB/);
+    expect(await page.locator('.stat strong').nth(1).textContent()).toMatch(/^0\.0 %/);
+    expect(await page.locator('.facts dd').nth(1).textContent()).toBe('—');
     expect(errors).toEqual([]);
+
+    // Sign out: the sign-in form at once, and nothing of the signed-in page left on it.
+    // The logout request is held until the form shows: the page does not wait for the service's answer.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/auth/logout', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Username or email').waitFor();
+    release();
+    expect(await page.getByLabel('Command').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     await context.close();
   });
 

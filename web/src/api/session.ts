@@ -66,13 +66,14 @@ export async function completeSignIn(
 
 export function useSignOut() {
   const client = useQueryClient();
+  // Signed out in the page at once (the sign-in form, no signed-in data left in the cache), then told to the service.
   return async () => {
+    client.removeQueries({ predicate: (query) => query.queryKey[0] !== SESSION_KEY[0] });
+    client.setQueryData(SESSION_KEY, null);
     try {
       await post('/auth/logout');
     } finally {
       rememberCsrfToken(null);
-      client.clear();
-      client.setQueryData(SESSION_KEY, null);
     }
   };
 }

@@ -118,6 +118,8 @@ export function ConsoleSection() {
         if (lastStatus.current !== null && lastStatus.current !== status)
           append(`[Quetzal] Server marked as ${status}.`, 'panel');
         lastStatus.current = status;
+        // A stopped process uses nothing: its memory, CPU and uptime figures clear (disk stays).
+        if (status === 'offline') setStats((last) => last && { ...last, memory_bytes: 0, cpu_absolute: 0, uptime: 0 });
         break;
       }
       case 'stats': {
@@ -144,6 +146,10 @@ export function ConsoleSection() {
     const line = command;
     if (line.trim() === '') return;
     setCommandError(null);
+    if (frameBytes(line) > MAX_COMMAND_FRAME_BYTES) {
+      setCommandError(new Error('That command is too long for the console (at most 4 KiB); it was not sent.'));
+      return;
+    }
     try {
       if (!socket?.send('send command', line))
         await post(`/api/client/servers/${encodeURIComponent(id)}/command`, { command: line });
@@ -222,6 +228,7 @@ export function ConsoleSection() {
             spellcheck={false}
             placeholder={canConsole ? 'Type a command…' : 'You may not send commands to this server'}
             disabled={!canConsole}
+            maxLength={MAX_COMMAND_LENGTH}
             value={command}
             onInput={(e) => setCommand(e.currentTarget.value)}
             onKeyDown={browseHistory}
@@ -287,4 +294,14 @@ export function ConsoleSection() {
       </aside>
     </section>
   );
+}
+
+/** The socket refuses inbound frames over 4 KiB (src/modules/websocket/websocket.frames.ts MAX_INBOUND_FRAME_BYTES). */
+const MAX_COMMAND_FRAME_BYTES = 4 * 1024;
+/** The input's length cap: a frame's JSON envelope leaves room for this many characters of plain ASCII. */
+const MAX_COMMAND_LENGTH = 4000;
+
+/** The bytes the command's `send command` frame takes on the wire. */
+function frameBytes(line: string): number {
+  return new TextEncoder().encode(JSON.stringify({ event: 'send command', args: [line] })).length;
 }
