@@ -1,5 +1,5 @@
 /**
- * Console flood benchmark (issue 18 part 2, SPEC 14): what a confined server
+ * Console flood benchmark (issue 18 part 2, docs/reference/power-and-console.md#servers-outlive-the-service): what a confined server
  * printing 1 GB as fast as it can does to the service.
  *
  * In this one process: the local daemon with containment on (runc, conmon),

@@ -1,5 +1,5 @@
 /**
- * Web console benchmark (issue 12 part 3, SPEC 12):
+ * Web console benchmark (issue 12 part 3, docs/reference/web-console.md):
  *
  * - the console's initial JavaScript, gzipped (level 9): the entry script and
  *   the chunks index.html preloads, what a browser must fetch before the first
@@ -236,7 +236,7 @@ async function main() {
     console.log(`  warm reload  ${formatMs(warmStats.median)} / ${formatMs(warmStats.p95)}`);
     console.log(`  baseline: navigation to /health ${formatMs(baselineStats.median)} / ${formatMs(baselineStats.p95)}`);
 
-    // The websocket half (SPEC 11): one server's console fanned out to many sockets.
+    // The websocket half (docs/reference/power-and-console.md#websocket): one server's console fanned out to many sockets.
     const websocketFanOut = await measureFanOut({
       base: service.base,
       dataDir: service.dataDir,

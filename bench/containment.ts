@@ -18,7 +18,7 @@
  *   with them running, against the same span with none, as a percent of one
  *   core. Target: under 1% in total. Also a figure for one sampling round.
  *
- * - network (SPEC 13): a server network made and removed alone (namespace,
+ * - network (docs/reference/network-and-allocations.md): a server network made and removed alone (namespace,
  *   veth pair, addresses, the table reloaded), RUNS each, which is what a
  *   confined start and stop now pay over issue 11's; and a TCP round trip
  *   (one byte-line echoed, PINGS in a row) and throughput (THROUGHPUT_MB

@@ -1,5 +1,5 @@
 /**
- * Disk usage benchmark (issue 11, SPEC 10's disk limit): `measureDiskUsage`,
+ * Disk usage benchmark (issue 11, docs/reference/containment.md's disk limit): `measureDiskUsage`,
  * the descriptor-relative walk a start, a backup, a restore and `/resources`
  * use, over 50,000 files (500 folders of 100, 0–4,000 bytes, under 20 top
  * folders), warm cache, RUNS runs: its time, the files a second, the longest

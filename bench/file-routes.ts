@@ -1,5 +1,5 @@
 /**
- * File routes benchmark (issue 19, SPEC 15): the service alone in its own
+ * File routes benchmark (issue 19, docs/reference/files-and-sftp.md): the service alone in its own
  * process (bench/files-lib/route-server.ts: the real app, SQLite, the local
  * daemon), the client curl in processes of its own, like a user's:
  *

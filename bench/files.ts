@@ -1,5 +1,5 @@
 /**
- * Files benchmark (issue 19, SPEC 15): one function per figure, each with a
+ * Files benchmark (issue 19, docs/reference/files-and-sftp.md): one function per figure, each with a
  * same-run baseline, so that further figures (listing through the API,
  * 1 GiB upload/download over HTTP against cp, over SFTP against OpenSSH's
  * sftp) can be added as functions of their own.

@@ -1,5 +1,5 @@
 /**
- * Images benchmark (SPEC 16, docs/IMAGES.md), through the local daemon the
+ * Images benchmark (docs/reference/eggs-and-installs.md, docs/IMAGES.md), through the local daemon the
  * service uses, with containment on:
  *
  * - build: wall time of `images.build` (mmdebstrap from Debian's mirror, the

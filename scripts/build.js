@@ -7,7 +7,7 @@
 // 150 MiB loading the sources through tsx and the packages file by file, and
 // at under 90 MiB from one bundle (docs/PERFORMANCE.md).
 //
-// It also bundles the web console (web/src/main.tsx, SPEC 12) into
+// It also bundles the web console (web/src/main.tsx, docs/reference/web-console.md) into
 // dist/console: content-hashed app.[hash].js and app.[hash].css, a chunk per
 // page, and index.html referencing them, all minified. A failure of either
 // build fails the script, and so `npm install`. `--console-only` builds only

@@ -1,5 +1,5 @@
 /**
- * The service's secret (CONTRACT: APP_KEY): what signs websocket tokens (SPEC
+ * The service's secret (docs/reference/configuration.md: APP_KEY): what signs websocket tokens (SPEC
  * 11) and anything else that must prove it came from this service. Taken from
  * APP_KEY when set; otherwise 32 random bytes generated once into
  * `$DATA_DIR/app-key` (mode 0600) and reused by every later start and by every

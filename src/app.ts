@@ -56,7 +56,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     bodyLimit: BODY_LIMIT,
     // Only TRUST_PROXY's own addresses, never Fastify's `true` or hop counts (src/http/client-address.ts).
     trustProxy: fastifyTrustProxy(deps.config.trustProxy),
-    // Errors raised before any route runs get SPEC 1.2's body too.
+    // Errors raised before any route runs get docs/reference/api.md#errors's body too.
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
     http: { requireHostHeader: false },
@@ -99,7 +99,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   };
   registerClientGuard(app, { resolver, clock: deps.clock, rateLimitPerMinute: deps.config.rateLimitPerMinute });
 
-  // Known paths answered with the wrong method are a 405 (SPEC 1.2), so remember every path's methods.
+  // Known paths answered with the wrong method are a 405 (docs/reference/api.md#errors), so remember every path's methods.
   const methodsByPath = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -119,7 +119,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerScheduleRoutes(app, deps);
   registerTaskRoutes(app, deps);
   registerActivityRoutes(app, deps);
-  // Backups and restores tell live consoles when they end (SPEC 11).
+  // Backups and restores tell live consoles when they end (docs/reference/power-and-console.md#websocket).
   const serverEvents = deps.serverEvents ?? new ServerEvents((err) => app.log.error({ err }, 'a server event listener failed'));
   const appKey = deps.appKey ?? loadAppKey(deps.config.dataDir, { APP_KEY: deps.config.appKey });
   registerBackupRoutes(app, { ...deps, serverEvents, appKey });
@@ -129,7 +129,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   registerStartupRoutes(app, deps);
   registerSettingsRoutes(app, deps);
   registerSubuserRoutes(app, deps);
-  // SPEC 15: the file routes, and what their signed URLs lead to.
+  // docs/reference/files-and-sftp.md: the file routes, and what their signed URLs lead to.
   await registerFileRoutes(app, { ...deps, appKey });
   await registerFileTransferRoutes(app, { ...deps, appKey });
   await registerWebsocketRoutes(

@@ -9,7 +9,7 @@ import { createServer } from './modules/servers/servers.service.js';
 import { createUser, hasUsers, lockForBootstrap } from './modules/users/users.repository.js';
 
 /**
- * First start (CONTRACT.md): against a database with no users, create the root
+ * First start (docs/reference/configuration.md): against a database with no users, create the root
  * admin, a server to try things on and a client API key, so that a fresh
  * `npm start` can be used at once.
  */
@@ -19,7 +19,7 @@ export const BOOTSTRAP_SERVER_NAME = 'demo';
 export const INITIAL_KEY_FILE = 'initial-api-key';
 
 /**
- * What the `demo` server runs (SPEC 16: it starts and shows output): a POSIX
+ * What the `demo` server runs (docs/reference/eggs-and-installs.md: it starts and shows output): a POSIX
  * shell loop on the machine's own system (the `host` image), confined or not.
  * It greets, echoes each console command, and ends on its stop command.
  * Change it with `server:update --server demo --startup ...`.
@@ -65,7 +65,7 @@ export async function bootstrapFirstStart(deps: BootstrapDeps): Promise<InitialC
         stopCommand: DEMO_STOP_COMMAND,
         now,
       });
-      // Only when the admin added allocations before the first start (none by default, SPEC 13).
+      // Only when the admin added allocations before the first start (none by default, docs/reference/network-and-allocations.md).
       await assignInitialAllocation(trx, server, { kind: 'auto' }, now);
       const { token } = await createApiKey(trx, {
         userId: user.id,

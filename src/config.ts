@@ -25,28 +25,28 @@ export interface Config {
   readonly bootstrap: boolean;
   /** Size in MiB (fractions allowed) at which a server's console log is rotated, keeping one previous file. */
   readonly consoleLogMb: number;
-  /** Entries a backup archive may hold for a restore to be attempted (SPEC 9); more fails the restore before any change. */
+  /** Entries a backup archive may hold for a restore to be attempted (docs/reference/backups-and-restores.md#durability); more fails the restore before any change. */
   readonly restoreMaxEntries: number;
-  /** Whether server processes run in containers (SPEC 10): `auto` where the machine allows it. */
+  /** Whether server processes run in containers (docs/reference/containment.md): `auto` where the machine allows it. */
   readonly containment: 'auto' | 'on' | 'off';
   /** The uid and gid confined server processes run as when SERVER_UID_RANGE is off (or a server has no uid slot). */
   readonly serverUid: number;
-  /** What a graceful shutdown does to running servers (SPEC 14): `keep` leaves confined ones to their monitors for the next start to adopt. */
+  /** What a graceful shutdown does to running servers (docs/reference/power-and-console.md#servers-outlive-the-service): `keep` leaves confined ones to their monitors for the next start to adopt. */
   readonly serversOnShutdown: 'keep' | 'stop';
-  /** Wings' console throttle (SPEC 14): more than `lines` in `periodMs` is not forwarded; `maxTriggers` within the decay stops the server. */
+  /** Wings' console throttle (docs/reference/power-and-console.md#servers-outlive-the-service): more than `lines` in `periodMs` is not forwarded; `maxTriggers` within the decay stops the server. */
   readonly consoleThrottle: {
     readonly lines: number;
     readonly periodMs: number;
     readonly maxTriggers: number;
     readonly decayMs: number;
   };
-  /** SERVER_NETWORK: confined servers' inside addresses (SPEC 13), an IPv4 CIDR. */
+  /** SERVER_NETWORK: confined servers' inside addresses (docs/reference/network-and-allocations.md), an IPv4 CIDR. */
   readonly serverNetwork: string;
-  /** SERVER_UID_RANGE: each confined server runs as first + its uid slot (SPEC 10); null = all as serverUid. */
+  /** SERVER_UID_RANGE: each confined server runs as first + its uid slot (docs/reference/containment.md); null = all as serverUid. */
   readonly serverUidRange: { readonly first: number; readonly last: number } | null;
   /** PASSWORD_HASH_COST: log2 of scrypt's N for new password hashes (default 15). */
   readonly passwordHashCost: number;
-  /** SFTP_PORT (SPEC 15): where the SFTP server listens; 0 = no SFTP server. */
+  /** SFTP_PORT (docs/reference/files-and-sftp.md): where the SFTP server listens; 0 = no SFTP server. */
   readonly sftpPort: number;
   /** SFTP_HOST: the address the SFTP server binds and `sftp_details` names (default HOST). */
   readonly sftpHost: string;
@@ -62,7 +62,7 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-/** The environment wins over `.env` (CONTRACT.md). */
+/** The environment wins over `.env` (docs/reference/configuration.md). */
 export function readEnvironment(cwd = process.cwd(), env: Env = process.env): Env {
   const file = path.join(cwd, '.env');
   const fromFile = fs.existsSync(file) ? parseDotenv(fs.readFileSync(file)) : {};
@@ -160,7 +160,7 @@ function containmentMode(env: Env): Config['containment'] {
   return raw;
 }
 
-/** SPEC 13: the pool confined servers' inside addresses come from, a /30 each. */
+/** docs/reference/network-and-allocations.md: the pool confined servers' inside addresses come from, a /30 each. */
 function serverNetwork(env: Env): string {
   const raw = env.SERVER_NETWORK?.trim() || DEFAULT_SERVER_NETWORK;
   try {

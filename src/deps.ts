@@ -19,9 +19,9 @@ export interface AppDeps {
   jobs: BackgroundJobs;
   /** Wakes the scheduler when schedules change (no-op without one). */
   onSchedulesChanged?: () => void;
-  /** Told when a backup or a restore ends, for live consoles (SPEC 11); buildApp makes one when absent. */
+  /** Told when a backup or a restore ends, for live consoles (docs/reference/power-and-console.md#websocket); buildApp makes one when absent. */
   serverEvents?: ServerEvents;
-  /** The port the SFTP server of this process bound (SPEC 15's `sftp_details`); absent: SFTP_PORT as configured. */
+  /** The port the SFTP server of this process bound (docs/reference/files-and-sftp.md's `sftp_details`); absent: SFTP_PORT as configured. */
   sftpPort?: number;
   /** The service's secret (src/app-key.ts); buildApp loads it (APP_KEY or `$DATA_DIR/app-key`) when absent. */
   appKey?: Buffer;

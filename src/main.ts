@@ -41,7 +41,7 @@ export interface RunningService {
   readonly url: string | undefined;
   readonly app: FastifyInstance | undefined;
   readonly scheduler: SchedulerHandle | undefined;
-  /** The SFTP server (SPEC 15), beside the API unless SFTP_PORT=0. */
+  /** The SFTP server (docs/reference/files-and-sftp.md), beside the API unless SFTP_PORT=0. */
   readonly sftp: RunningSftpServer | undefined;
   /** Graceful: stop accepting, stop the scheduler, let background work finish, stop processes. Idempotent. */
   stop(): Promise<void>;
@@ -58,10 +58,10 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   await daemon.start();
   // Restores and backups a dead instance left halfway: finished or undone before anyone can act on their servers.
   await recoverFileOperations({ db: database.db, clock, daemon }, logger);
-  // Installs a dead instance left `installing` (SPEC 16): ended, marked `install_failed`.
+  // Installs a dead instance left `installing` (docs/reference/eggs-and-installs.md): ended, marked `install_failed`.
   await recoverInstalls({ db: database.db, clock, daemon }, logger);
   const jobs = new BackgroundJobs(logger);
-  // One for the process: backups the scheduler runs reach the API's live consoles too (SPEC 11).
+  // One for the process: backups the scheduler runs reach the API's live consoles too (docs/reference/power-and-console.md#websocket).
   const serverEvents = new ServerEvents((err) => logger.error({ err }, 'a server event listener failed'));
 
   let scheduler: SchedulerHandle | undefined;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 /**
- * The service's own files are readable by its user only (SPEC 10): DATA_DIR
+ * The service's own files are readable by its user only (docs/reference/containment.md): DATA_DIR
  * 0700, the database and its side files 0600. Other local users (and, once
  * servers run under uids of their own, the servers) must not read the
  * database, the keys' hashes or the backups. Modes are set explicitly rather

@@ -1,5 +1,5 @@
 /**
- * Secrets kept in the database (SPEC 17: two-factor secrets, database host
+ * Secrets kept in the database (docs/reference/accounts.md: two-factor secrets, database host
  * and database passwords), encrypted with a key derived from the app key
  * (src/app-key.ts): AES-256-GCM, a random 12-byte nonce per value, stored as
  * `v1:<nonce>:<tag>:<ciphertext>` in base64. A value written under another

@@ -1,5 +1,5 @@
 /**
- * SERVER_NETWORK (SPEC 13): the IPv4 range confined servers' inside addresses
+ * SERVER_NETWORK (docs/reference/network-and-allocations.md): the IPv4 range confined servers' inside addresses
  * come from, a /30 each. Parsed here, outside the local daemon, because the
  * configuration checks it at start; the daemon's network cuts it into subnets
  * (daemon/local/network/address-pool.ts).

@@ -1,7 +1,7 @@
 /**
- * What happened on a server that live consoles announce (SPEC 11) but that
+ * What happened on a server that live consoles announce (docs/reference/power-and-console.md#websocket) but that
  * comes from elsewhere than the daemon's process events: a backup that ended,
- * a restore that ended, an install's start, output and end (SPEC 16).
+ * a restore that ended, an install's start, output and end (docs/reference/eggs-and-installs.md).
  * In-process only: with several instances, only the
  * instance doing the work tells its own sockets (docs/DECISIONS.md).
  */
@@ -23,7 +23,7 @@ export interface RestoreCompletedEvent {
   readonly successful: boolean;
 }
 
-/** An install (SPEC 16) began: Wings' `install started`. */
+/** An install (docs/reference/eggs-and-installs.md) began: Wings' `install started`. */
 export interface InstallStartedEvent {
   readonly type: 'install-started';
   readonly serverUuid: string;

@@ -1,5 +1,5 @@
 /**
- * The websocket half of `bench:console` (issue 12, SPEC 11): one server
+ * The websocket half of `bench:console` (issue 12, docs/reference/power-and-console.md#websocket): one server
  * printing LINES_PER_SECOND console lines, each stamped with the time it was
  * printed, to SOCKETS authenticated sockets of a real service for SECONDS;
  * the delivery latency of every line to every socket (received − printed,

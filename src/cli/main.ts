@@ -19,7 +19,7 @@ import type { ServiceCommand, ServiceContext } from './commands/service.js';
 
 /**
  * `quetzal <command> [--option value | --option=value] [--flag] [--json]`
- * (CONTRACT.md "Admin command line"). With --json, exactly one JSON object on
+ * (docs/reference/cli.md). With --json, exactly one JSON object on
  * standard output; on any failure, nothing on standard output, one line on
  * standard error and exit status 1. Logs of admin commands go to standard
  * error; `serve` and `worker` log to standard output like any service.
@@ -163,7 +163,7 @@ async function openContext(
     throw err;
   }
   const modeChanges = [...dataDirChanges, ...(database.modeChanges ?? [])];
-  if (modeChanges.length > 0) logger.info({ modeChanges }, "tightened the modes of the service's own files (SPEC 10)");
+  if (modeChanges.length > 0) logger.info({ modeChanges }, "tightened the modes of the service's own files (docs/reference/containment.md)");
   return { config, database, logger };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The daemon carries out what happens on a server itself (SPEC 7). The local
+ * The daemon carries out what happens on a server itself (docs/reference/schedules.md#running-schedules). The local
  * implementation keeps volumes, archives and child processes on this machine;
  * a Wings implementation will speak to a remote node through the same interface.
  */
@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 export type ServerState = 'offline' | 'starting' | 'running' | 'stopping';
 export type PowerSignal = 'start' | 'stop' | 'restart' | 'kill';
 
-/** A server's limits (SPEC 10, Pterodactyl's units); 0 = unlimited. */
+/** A server's limits (docs/reference/containment.md, Pterodactyl's units); 0 = unlimited. */
 export interface ServerLimits {
   readonly memoryMiB: number;
   /** Percent of one core: 100 = one core. */
@@ -24,7 +24,7 @@ export const NO_LIMITS: ServerLimits = Object.freeze({ memoryMiB: 0, cpuPercent:
 
 /**
  * An address and port of this machine that players reach a server on
- * (SPEC 13). `ip` is an address of this machine or `0.0.0.0` (every one).
+ * (docs/reference/network-and-allocations.md). `ip` is an address of this machine or `0.0.0.0` (every one).
  */
 export interface ServerAllocation {
   readonly ip: string;
@@ -45,14 +45,14 @@ export interface DaemonServer {
   readonly allocations?: readonly ServerAllocation[];
   /**
    * Which uid of SERVER_UID_RANGE the server runs as when confined (first +
-   * slot; servers.uid_slot, unique): no two servers share a uid (SPEC 10).
+   * slot; servers.uid_slot, unique): no two servers share a uid (docs/reference/containment.md).
    * Absent or null = SERVER_UID, shared.
    */
   readonly uidSlot?: number | null;
-  /** The image the server runs on (SPEC 16); absent or null = `host`, the machine's own /usr. */
+  /** The image the server runs on (docs/reference/eggs-and-installs.md); absent or null = `host`, the machine's own /usr. */
   readonly image?: string | null;
   /**
-   * More environment for the server's process (SPEC 16): STARTUP, SERVER_MEMORY,
+   * More environment for the server's process (docs/reference/eggs-and-installs.md): STARTUP, SERVER_MEMORY,
    * SERVER_IP, SERVER_PORT, P_SERVER_LOCATION and the egg's variables, filled
    * in by the panel. It cannot replace HOME, PATH, USER or P_SERVER_UUID.
    */
@@ -67,7 +67,7 @@ export interface DaemonServer {
   readonly configFiles?: readonly ConfigFileEdit[];
 }
 
-/** Wings' configuration file parsers (SPEC 16). */
+/** Wings' configuration file parsers (docs/reference/eggs-and-installs.md). */
 export type ConfigFileParser = 'properties' | 'yaml' | 'json' | 'ini' | 'xml' | 'file';
 
 /**
@@ -88,7 +88,7 @@ export interface ConfigFileEdit {
   readonly find: Readonly<Record<string, string | Readonly<Record<string, string>>>>;
 }
 
-/** What an install runs (SPEC 16): the egg's `scripts.installation`, in an installer box of its own. */
+/** What an install runs (docs/reference/eggs-and-installs.md): the egg's `scripts.installation`, in an installer box of its own. */
 export interface InstallScript {
   readonly script: string;
   /** The image to run it on: the egg's `container`, as an image name (`host` when none of that name exists). */
@@ -105,7 +105,7 @@ export interface InstallOutcome {
   readonly error?: string;
 }
 
-/** An image on the node (SPEC 16). */
+/** An image on the node (docs/reference/eggs-and-installs.md). */
 export interface ImageInfo {
   readonly name: string;
   /** Bytes of its root filesystem on disk (0 for `host`). */
@@ -114,7 +114,7 @@ export interface ImageInfo {
   readonly createdAt: number;
 }
 
-/** The node's images (SPEC 16): read-only root filesystems that servers share. `host` always exists. */
+/** The node's images (docs/reference/eggs-and-installs.md): read-only root filesystems that servers share. `host` always exists. */
 export interface DaemonImages {
   list(): Promise<ImageInfo[]>;
   /** null when no image of that name exists. */
@@ -131,7 +131,7 @@ export interface DaemonImages {
   remove(name: string): Promise<void>;
 }
 
-/** What `GET /resources` reports (SPEC 10): measured, not made up; 0 where the machine cannot tell. */
+/** What `GET /resources` reports (docs/reference/containment.md): measured, not made up; 0 where the machine cannot tell. */
 export interface ServerResources {
   readonly state: ServerState;
   readonly memoryBytes: number;
@@ -150,11 +150,11 @@ export interface BackupArchive {
   readonly bytes: number;
 }
 
-/** The daemon could not do what was asked (SPEC 1.2: 502). */
+/** The daemon could not do what was asked (docs/reference/api.md#errors: 502). */
 export class DaemonError extends Error {}
-/** The daemon did not answer in time (SPEC 1.2: 504). */
+/** The daemon did not answer in time (docs/reference/api.md#errors: 504). */
 export class DaemonTimeoutError extends Error {}
-/** The server cannot take this now, e.g. its console input is full because it does not read it (SPEC 9: 409). */
+/** The server cannot take this now, e.g. its console input is full because it does not read it (docs/reference/backups-and-restores.md#durability: 409). */
 export class DaemonBusyError extends Error {}
 
 export interface Daemon {
@@ -162,11 +162,11 @@ export interface Daemon {
   prepareVolume(server: DaemonServer): Promise<void>;
   state(server: DaemonServer): Promise<ServerState>;
   power(server: DaemonServer, signal: PowerSignal): Promise<void>;
-  /** Live figures for the server (SPEC 10). */
+  /** Live figures for the server (docs/reference/containment.md). */
   resources(server: DaemonServer): Promise<ServerResources>;
   /**
    * Throws what a start would refuse with before anything runs (DaemonBusyError,
-   * 409: over its disk limit, SPEC 10). `power` checks it itself; a caller
+   * 409: over its disk limit, docs/reference/containment.md). `power` checks it itself; a caller
    * that carries a restart out in the background asks first, to answer now.
    */
   assertStartable(server: DaemonServer): Promise<void>;
@@ -186,7 +186,7 @@ export interface Daemon {
     backup: { uuid: string; sha1: string | null },
     options: { truncate: boolean; restoreId?: string; maxEntries?: number },
   ): Promise<void>;
-  /** Whether server processes run confined (SPEC 10; `/health` reports it). */
+  /** Whether server processes run confined (docs/reference/containment.md; `/health` reports it). */
   readonly containment: 'on' | 'off';
   /**
    * After the instance running restore `restoreId` died: brings the volume to
@@ -202,13 +202,13 @@ export interface Daemon {
   /** Removes a backup cut short: its partial archive, and its archive if it got that far. */
   discardBackup(server: DaemonServer, backupUuid: string): Promise<void>;
   deleteBackup(server: DaemonServer, backupUuid: string): Promise<void>;
-  /** A server's files (SPEC 15): every file route, SFTP session and install goes through it. */
+  /** A server's files (docs/reference/files-and-sftp.md): every file route, SFTP session and install goes through it. */
   readonly files: DaemonFiles;
-  /** The node's images (SPEC 16). */
+  /** The node's images (docs/reference/eggs-and-installs.md). */
   readonly images: DaemonImages;
   /**
    * Runs an install script against the server's volume (at `/mnt/server`) in an
-   * installer box of its own, with outbound network (SPEC 16). `onLine` gets each
+   * installer box of its own, with outbound network (docs/reference/eggs-and-installs.md). `onLine` gets each
    * output line; the output is kept in the server's install log too. Resolves
    * with the script's exit code once it ended; the server must not be running.
    */
@@ -229,15 +229,15 @@ export interface Daemon {
   /** Deletes paths relative to the volume; never anything outside it. */
   deleteFiles(server: DaemonServer, paths: string[]): Promise<void>;
   onStateChange(listener: (serverUuid: string, state: ServerState) => void): () => void;
-  /** Told when the kernel killed a server this daemon runs for using more memory than its limit (SPEC 10). */
+  /** Told when the kernel killed a server this daemon runs for using more memory than its limit (docs/reference/containment.md). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void;
   /**
    * Told when a running server was stopped for passing its disk or inode
-   * limit (SPEC 10); its console log says `server stopped: disk limit exceeded`.
+   * limit (docs/reference/containment.md); its console log says `server stopped: disk limit exceeded`.
    */
   onDiskLimit(listener: (serverUuid: string) => void): () => void;
   /**
-   * Follows the server's console output from now on (SPEC 11): `onLine` gets
+   * Follows the server's console output from now on (docs/reference/power-and-console.md#websocket): `onLine` gets
    * each new line (without its newline, cut at a bounded length). One reader
    * per server however many watch; the returned function stops this watch.
    */
@@ -248,7 +248,7 @@ export interface Daemon {
 }
 
 /*
- * A server's files as the daemon offers them (SPEC 15): the one layer every
+ * A server's files as the daemon offers them (docs/reference/files-and-sftp.md): the one layer every
  * file route, SFTP session and install goes through. Paths are relative to
  * the server's volume (a leading `/` is the volume's root); the local
  * implementation resolves every one descriptor-relative through SafeDir, so
@@ -256,7 +256,7 @@ export interface Daemon {
  * while an operation runs. A remote Wings node will implement it over its API.
  */
 
-/** One entry of a volume folder, before any route renders it (SPEC 15's `file_object`). */
+/** One entry of a volume folder, before any route renders it (docs/reference/files-and-sftp.md's `file_object`). */
 export interface VolumeEntry {
   readonly name: string;
   /** st_mode: the type bits and the permission bits. */
@@ -342,7 +342,7 @@ export interface DaemonFiles {
   chmod(server: DaemonServer, file: string, mode: number): Promise<void>;
   /** Packs `names` (entries of `root`) into a new `.tar.gz` in `root`; returns its path and entry. */
   compress(server: DaemonServer, root: string, names: readonly string[]): Promise<{ path: string; entry: VolumeEntry }>;
-  /** Unpacks a `.tar.gz`, `.tgz`, `.tar` or `.zip` into `root` (SPEC 4's rules for hostile archives and bombs). */
+  /** Unpacks a `.tar.gz`, `.tgz`, `.tar` or `.zip` into `root` (docs/reference/backups-and-restores.md#restoring's rules for hostile archives and bombs). */
   decompress(server: DaemonServer, root: string, file: string): Promise<void>;
   /** Opens a file for SFTP. */
   open(server: DaemonServer, file: string, flags: OpenFlags, mode?: number): Promise<VolumeFileHandle>;

@@ -27,7 +27,7 @@ export interface DatabaseHandle {
   schema?: string;
   /** The SQLite database file (absent for PostgreSQL and `:memory:`). */
   file?: string;
-  /** Files whose modes opening the database tightened to 0600 (SQLite; SPEC 10), for the caller to log. */
+  /** Files whose modes opening the database tightened to 0600 (SQLite; docs/reference/containment.md), for the caller to log. */
   modeChanges?: readonly ModeChange[];
   close(): Promise<void>;
 }

@@ -59,7 +59,7 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<void> {
  * taken synchronously and would wait on a migration that cannot proceed.)
  */
 function lockSqliteMigrations(file: string): () => void {
-  // Readable by the service's user only, like the database (SPEC 10).
+  // Readable by the service's user only, like the database (docs/reference/containment.md).
   preparePrivateFile(migrateLockFile(file));
   const lock = openSqliteConnection(migrateLockFile(file));
   try {

@@ -19,7 +19,7 @@ export interface UserTable {
   created_at: Millis;
   /** Migration 007: `scrypt$N$r$p$salt$hash` (src/modules/users/passwords.ts); null: cannot sign in. */
   password: ColumnType<string | null, string | null | undefined, string | null>;
-  /** Migration 011 (SPEC 17): the TOTP secret encrypted with the app key (src/secrets.ts), null until set up. */
+  /** Migration 011 (docs/reference/accounts.md): the TOTP secret encrypted with the app key (src/secrets.ts), null until set up. */
   totp_secret: ColumnType<string | null, string | null | undefined, string | null>;
   totp_authenticated_at: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
   /** The last 30 s step whose code was accepted: codes of that step or earlier are refused (no replay). */
@@ -61,7 +61,7 @@ export interface ServerTable {
   volume_changes: Generated<number>;
   volume_changes_in_flight: Generated<number>;
   volume_change_lease_until: ColumnType<Millis | null, Millis | null | undefined, Millis | null>;
-  /** Migration 006: limits (SPEC 10, Pterodactyl's units), 0 = unlimited; pids null = the daemon's default. */
+  /** Migration 006: limits (docs/reference/containment.md, Pterodactyl's units), 0 = unlimited; pids null = the daemon's default. */
   memory_mib: Generated<number>;
   cpu_percent: Generated<number>;
   disk_mib: Generated<number>;
@@ -72,19 +72,19 @@ export interface ServerTable {
    */
   uid_slot: ColumnType<number | null, number | null | undefined, number | null>;
   inodes: ColumnType<number | null, number | null | undefined, number | null>;
-  /** Migration 008 (SPEC 13): the primary allocation (SERVER_IP/SERVER_PORT), and how many allocations its users may hold. */
+  /** Migration 008 (docs/reference/network-and-allocations.md): the primary allocation (SERVER_IP/SERVER_PORT), and how many allocations its users may hold. */
   allocation_id: ColumnType<number | null, number | null | undefined, number | null>;
   allocation_limit: Generated<number>;
-  /** Migration 010 (SPEC 16): the egg (null = none, a plain startup command), the image (null = `host`), a description. */
+  /** Migration 010 (docs/reference/eggs-and-installs.md): the egg (null = none, a plain startup command), the image (null = `host`), a description. */
   egg_id: ColumnType<number | null, number | null | undefined, number | null>;
   image: ColumnType<string | null, string | null | undefined, string | null>;
   description: Generated<string>;
-  /** Migration 011 (SPEC 17): how many databases its users may create (0: none). */
+  /** Migration 011 (docs/reference/accounts.md): how many databases its users may create (0: none). */
   database_limit: Generated<number>;
 }
 
 /**
- * An imported egg (migration 010, SPEC 16). JSON members are text, as the egg
+ * An imported egg (migration 010, docs/reference/eggs-and-installs.md). JSON members are text, as the egg
  * file had them: `docker_images` an object of display name → image name,
  * `config_startup` `{done: string | string[]}`, `config_files` Wings' object
  * of file → {parser, find}, `file_denylist` and `features` arrays.
@@ -109,7 +109,7 @@ export interface EggTable {
   updated_at: Millis;
 }
 
-/** One variable of an egg (migration 010): `rules` is Laravel's pipe-separated list (SPEC 16's subset). */
+/** One variable of an egg (migration 010): `rules` is Laravel's pipe-separated list (docs/reference/eggs-and-installs.md's subset). */
 export interface EggVariableTable {
   id: Id;
   egg_id: number;
@@ -135,7 +135,7 @@ export interface ServerVariableTable {
   updated_at: Millis;
 }
 
-/** An address and port players reach a server on (migration 008, SPEC 13); free while `server_id` is null. */
+/** An address and port players reach a server on (migration 008, docs/reference/network-and-allocations.md); free while `server_id` is null. */
 export interface AllocationTable {
   id: Id;
   ip: string;

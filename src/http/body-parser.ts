@@ -4,7 +4,7 @@ import { unsupportedMediaType } from './errors.js';
 export const BODY_LIMIT = 1024 * 1024;
 
 /**
- * Reads every request body as JSON (SPEC 1.2): `application/json`, any
+ * Reads every request body as JSON (docs/reference/api.md#errors): `application/json`, any
  * `*\/*+json`, or no Content-Type at all. An empty body is "no body", whatever
  * its Content-Type says — one real client sends a JSON content type with an
  * empty restore request. A non-empty body of another type is a 415.
@@ -30,7 +30,7 @@ export function registerJsonBodyParser(app: FastifyInstance) {
 }
 
 /**
- * For routes whose body is a file's bytes (`POST /files/write`, SPEC 15): in
+ * For routes whose body is a file's bytes (`POST /files/write`, docs/reference/files-and-sftp.md): in
  * the scope `scope` (an encapsulated plugin holding only those routes), any
  * Content-Type, or none, hands the handler the request's raw stream
  * unread, so the bytes go straight to the volume and are counted against the

@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Who a request comes from (CONTRACT's TRUST_PROXY; docs/DECISIONS.md
+ * Who a request comes from (docs/reference/configuration.md's TRUST_PROXY; docs/DECISIONS.md
  * "The client's address"). The socket's peer is the client unless it is one
  * of the configured proxies; then the address that proxy wrote last into
  * `X-Forwarded-For` is, and so on while the hop read is itself a trusted

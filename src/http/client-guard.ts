@@ -7,7 +7,7 @@ import type { AccessRefusal, ServerAction } from './permissions.js';
 import { RateLimiter } from './rate-limit.js';
 
 /**
- * How a client route is guarded. The checks run in SPEC 1.2's order, before the
+ * How a client route is guarded. The checks run in docs/reference/api.md#errors's order, before the
  * body is even parsed: authentication (401), visibility of the server and of
  * every addressed id (404), permission (403), server status (409). Body and
  * query validation (400/422) come after, in the route.
@@ -76,7 +76,7 @@ export function registerClientGuard(
 }
 
 /**
- * A signed-in browser (SPEC 12): the session cookie's user, as a key's would
+ * A signed-in browser (docs/reference/web-console.md): the session cookie's user, as a key's would
  * be. A request that changes something must carry the session's CSRF token in
  * `X-XSRF-TOKEN` or is refused (403) before anything runs: another site can
  * make the browser send the cookie, but cannot read the token.
@@ -92,7 +92,7 @@ async function authenticateBySession(resolver: ClientResolver, request: FastifyR
   return session.auth;
 }
 
-/** The policy's refusal in SPEC 1.2's shape: 404, 403 or 409 with Pterodactyl's sentence. */
+/** The policy's refusal in docs/reference/api.md#errors's shape: 404, 403 or 409 with Pterodactyl's sentence. */
 export function refusalError(refusal: AccessRefusal): HttpError {
   switch (refusal.kind) {
     case 'not-found':

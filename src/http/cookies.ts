@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 
 /**
- * The sign-in cookies (SPEC 12, docs/DECISIONS.md "Sign-in for people"): the
+ * The sign-in cookies (docs/reference/web-console.md, docs/DECISIONS.md "Sign-in for people"): the
  * session's token, HttpOnly, and the CSRF token, readable by the page's
  * script, which sends it back as `X-XSRF-TOKEN` (the names Laravel and Axios
  * use).

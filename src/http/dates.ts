@@ -11,7 +11,7 @@ const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 let cachedDay = Number.NaN;
 let cachedDayText = '';
 
-/** ISO 8601 with an explicit offset and no fractional seconds (SPEC 1): 2026-11-22T10:05:00+00:00. */
+/** ISO 8601 with an explicit offset and no fractional seconds (docs/reference/api.md#wire-conventions): 2026-11-22T10:05:00+00:00. */
 export function isoDate(ms: number): string;
 export function isoDate(ms: number | null): string | null;
 export function isoDate(ms: number | null): string | null {

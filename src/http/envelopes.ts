@@ -1,4 +1,4 @@
-/** The Pterodactyl wire envelopes (SPEC 1): items, lists and pagination meta. */
+/** The Pterodactyl wire envelopes (docs/reference/api.md#wire-conventions): items, lists and pagination meta. */
 export interface Item<A = Record<string, unknown>> {
   object: string;
   attributes: A;

@@ -20,7 +20,7 @@ const FASTIFY_ERRORS: Record<string, () => HttpError> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: () => badRequest('The request body could not be read.'),
 };
 
-/** The one place where errors become SPEC 1.2 bodies. Anything unexpected is a generic 500. */
+/** The one place where errors become docs/reference/api.md#errors bodies. Anything unexpected is a generic 500. */
 export function toHttpError(error: unknown): HttpError | null {
   if (error instanceof HttpError) return error;
   if (error instanceof DaemonTimeoutError) return daemonTimedOut(error.message);

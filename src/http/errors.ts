@@ -1,6 +1,6 @@
 /**
  * Typed errors thrown by services and hooks. One error handler (http/error-handler.ts)
- * turns each into the Pterodactyl error body of SPEC 1.2.
+ * turns each into the Pterodactyl error body of docs/reference/api.md#errors.
  */
 export class HttpError extends Error {
   constructor(

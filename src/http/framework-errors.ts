@@ -6,7 +6,7 @@ import { badRequest, HttpError, notFound } from './errors.js';
 
 /**
  * The errors Fastify and Node's HTTP parser raise before any route runs,
- * answered with SPEC 1.2's body like every other error.
+ * answered with docs/reference/api.md#errors's body like every other error.
  */
 
 /**
@@ -19,7 +19,7 @@ export const MAX_PARAM_LENGTH = 256;
 /**
  * HTTP/1.1 requires a Host header (RFC 9112, 3.2). Node refuses a request
  * without one by itself, with an empty body; the server is created with
- * `requireHostHeader: false` and this hook answers instead, in SPEC 1.2's body.
+ * `requireHostHeader: false` and this hook answers instead, in docs/reference/api.md#errors's body.
  */
 export function registerHostHeaderCheck(app: FastifyInstance): void {
   app.addHook('onRequest', (request, _reply, done) => {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 /**
  * GET /health, for load balancers and operators: 200 while `checkDatabase`
  * resolves, 503 when it throws; either way it says whether server processes
- * run confined (SPEC 10), which `CONTAINMENT=auto` decides at start. Hidden
+ * run confined (docs/reference/containment.md), which `CONTAINMENT=auto` decides at start. Hidden
  * from the OpenAPI document.
  */
 export function registerHealthRoute(app: FastifyInstance, checkDatabase: () => Promise<void>, containment: () => 'on' | 'off') {

@@ -1,5 +1,5 @@
 /**
- * Subuser permissions (SPEC 5, 17): Pterodactyl's complete set, by group, with
+ * Subuser permissions (docs/reference/authentication.md, docs/reference/accounts.md): Pterodactyl's complete set, by group, with
  * what each allows (in Quetzal's words). The one source of truth: the
  * permission checks, GET /api/client/permissions and the web console's picker
  * all read it. Owners and root admins hold every one.
@@ -134,7 +134,7 @@ export interface ServerAction {
   permissionAnyOf?: readonly Permission[];
   /** Changes something: refused while the server installs or failed to install. */
   mutates: boolean;
-  /** Also refused while a backup is being restored (SPEC 6). */
+  /** Also refused while a backup is being restored (docs/reference/servers.md#status). */
   blockedDuringRestore?: boolean;
   /** Allowed for a suspended server (only GET /servers/{server}). */
   allowedWhenSuspended?: boolean;

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ValidationError } from './errors.js';
 
-/** A query parameter that must be a whole number in [min, max] (SPEC 3, 8). */
+/** A query parameter that must be a whole number in [min, max] (docs/reference/activity.md#listing, docs/reference/servers.md#the-server-routes). */
 export function integerParam(raw: unknown, name: string, fallback: number, min: number, max: number): number {
   if (raw === undefined || raw === '') return fallback;
   if (typeof raw !== 'string' || !/^-?\d+$/.test(raw.trim())) {

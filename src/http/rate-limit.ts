@@ -1,5 +1,5 @@
 /**
- * Per-user request budget over a fixed one-minute window (SPEC 5). Kept in this
+ * Per-user request budget over a fixed one-minute window (docs/reference/authentication.md). Kept in this
  * process's memory: with several instances each enforces its own budget.
  */
 export interface RateDecision {

@@ -120,7 +120,7 @@ export function clientRoute<
   });
 }
 
-/** Runs after the guard and before schema validation (SPEC 1.2's order); also used by the sign-in routes. */
+/** Runs after the guard and before schema validation (docs/reference/api.md#errors's order); also used by the sign-in routes. */
 export async function normaliseBody(request: FastifyRequest) {
   const body = request.body;
   if (body === undefined) {

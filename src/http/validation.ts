@@ -3,7 +3,7 @@ import { attributeName, ValidationError, type FieldFailure } from './errors.js';
 
 /**
  * Request-body normalisation and the mapping of schema failures to Laravel's
- * validation vocabulary (SPEC 1, 1.2).
+ * validation vocabulary (docs/reference/api.md#wire-conventions, docs/reference/api.md#errors).
  */
 
 /** Values Laravel's `boolean` rule accepts. */
@@ -18,7 +18,7 @@ const UNTRIMMED: ReadonlySet<string> = new Set(['current_password', 'password', 
 
 /**
  * Strings are trimmed, and a missing or null optional member, or an empty
- * string, means "not given" (SPEC 1) — Laravel's TrimStrings and
+ * string, means "not given" (docs/reference/api.md#wire-conventions) — Laravel's TrimStrings and
  * ConvertEmptyStringsToNull, which Pterodactyl's clients rely on.
  * Top-level only: the client API's bodies are flat.
  */

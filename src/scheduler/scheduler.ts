@@ -11,7 +11,7 @@ import { RunDriver } from './runs.js';
 import { realTimers, type Timers } from './sleeper.js';
 
 /**
- * The scheduler (SPEC 7; the design is in docs/SCHEDULER.md), assembled from
+ * The scheduler (docs/reference/schedules.md#running-schedules; the design is in docs/SCHEDULER.md), assembled from
  * its parts: the loop that decides when to look (loop.ts), the recovery of
  * runs whose holder is gone (recovery.ts), the claiming of due runs
  * (claims.ts) and the runs themselves (runs.ts).
@@ -83,7 +83,7 @@ class Scheduler implements SchedulerHandle {
       config: deps.config,
       clock: deps.clock,
       daemon: deps.daemon,
-      // Backups a task makes tell live consoles when they end (SPEC 11), as those made through the API do.
+      // Backups a task makes tell live consoles when they end (docs/reference/power-and-console.md#websocket), as those made through the API do.
       ...(deps.serverEvents ? { serverEvents: deps.serverEvents } : {}),
       instanceId: identity.id,
       log: deps.logger ?? silentLogger,

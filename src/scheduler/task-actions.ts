@@ -9,7 +9,7 @@ import { deleteFilesPaths, POWER_SIGNALS } from '../modules/tasks/tasks.rules.js
 import type { TaskRow } from '../db/schema.js';
 
 /**
- * What each task action does (SPEC 7). The daemon call happens here, outside
+ * What each task action does (docs/reference/schedules.md#running-schedules). The daemon call happens here, outside
  * any transaction; the event it earns is returned, and the run writes it in
  * the same transaction that moves its cursor past the task.
  */
@@ -36,8 +36,8 @@ export async function performTask(deps: TaskDeps, server: RunServer, task: TaskR
 }
 
 async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promise<TaskEvent | null> {
-  // The server as it is now, for every action: a start applies its current limits (SPEC 10)
-  // and publishes its current allocations (SPEC 13); the run's row carries neither.
+  // The server as it is now, for every action: a start applies its current limits (docs/reference/containment.md)
+  // and publishes its current allocations (docs/reference/network-and-allocations.md); the run's row carries neither.
   const row = await findServerById(deps.db, server.id);
   if (!row) throw new TaskError('The server no longer exists.');
   const target = await daemonServerForPower(deps.db, row);
@@ -67,7 +67,7 @@ async function perform(deps: TaskDeps, server: RunServer, task: TaskRow): Promis
       const files = deleteFilesPaths(task.payload);
       if (files.length === 0) throw new TaskError('A delete_files task needs at least one path.');
       // The daemon confines every path to the volume (and refuses the task otherwise). Refused,
-      // deleting nothing, while a backup of the server is written or a restore runs (SPEC 9).
+      // deleting nothing, while a backup of the server is written or a restore runs (docs/reference/backups-and-restores.md#durability).
       await deleteServerFiles(deps, server.id, target, files);
       return { event: 'server:file.delete', properties: { files } };
     }

@@ -1,6 +1,6 @@
 import type { ScheduleRow } from '../db/schema.js';
 
-/** The five fields of a schedule's cron expression, as the API carries them (SPEC 2.1). */
+/** The five fields of a schedule's cron expression, as the API carries them (docs/reference/schedules.md#schedules). */
 export interface CronFields {
   minute: string;
   hour: string;
@@ -19,7 +19,7 @@ export type CronCheck = { ok: true } | { ok: false; field: CronField | 'cron'; m
  * swap the evaluator, and so that the library behind it is one file.
  */
 export interface CronSource {
-  /** The five fields against SPEC 2.1's syntax; a failure names the offending field (or 'cron'). */
+  /** The five fields against docs/reference/schedules.md#schedules's syntax; a failure names the offending field (or 'cron'). */
   validate(fields: CronFields): CronCheck;
   /**
    * The first firing minute strictly after `after`, on the wall clock of the

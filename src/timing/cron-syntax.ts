@@ -1,7 +1,7 @@
 import type { CronCheck, CronField, CronFields } from './cron-fields.js';
 
 /**
- * SPEC 2.1's cron syntax, parsed into the set of values each field allows.
+ * docs/reference/schedules.md#schedules's cron syntax, parsed into the set of values each field allows.
  *
  * Quetzal's own rather than a library's: the libraries accept far more than
  * SPEC does (`L`, `#`, `W`, `?`, `H`, seconds, `@daily`) and some reject what

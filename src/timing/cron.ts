@@ -2,8 +2,8 @@ import type { CronCheck, CronFields, CronSource } from './cron-fields.js';
 import { cronerSource } from './croner-source.js';
 
 /**
- * Cron for schedule validation (SPEC 2.1) and the scheduler's `next_run_at`
- * (SPEC 7). The evaluation sits behind a CronSource (cron-fields.ts); the
+ * Cron for schedule validation (docs/reference/schedules.md#schedules) and the scheduler's `next_run_at`
+ * (docs/reference/schedules.md#running-schedules). The evaluation sits behind a CronSource (cron-fields.ts); the
  * default is croner with Quetzal's own syntax in front (croner-source.ts).
  * Why croner, and what the differential measured: docs/DECISIONS.md "Cron".
  */

@@ -28,7 +28,7 @@ async function enableTwoFactor(h: Harness, token: string, password: string) {
 const useTotp = async (h: Harness, userId: number) =>
   Number((await h.db.db.selectFrom('users').select('use_totp').where('id', '=', userId).executeTakeFirstOrThrow()).use_totp);
 
-/** The real npm clients' account methods (SPEC 17), unchanged, over real HTTP. */
+/** The real npm clients' account methods (docs/reference/accounts.md), unchanged, over real HTTP. */
 describeEachDatabase('existing clients: account security', (database) => {
   const h = useHarness(database);
   let baseUrl = '';

@@ -36,7 +36,7 @@ async function events(h: Harness, token: string, query = '') {
   };
 }
 
-/** SPEC 17: the account's email, its own activity, and its SSH keys. */
+/** docs/reference/accounts.md: the account's email, its own activity, and its SSH keys. */
 describeEachDatabase('account security', (database) => {
   const h = useHarness(database);
 

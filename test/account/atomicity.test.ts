@@ -10,7 +10,7 @@ import { useHarness, type Harness } from '../helpers/harness.js';
 import { userWithPassword } from '../helpers/sign-in.js';
 
 /**
- * An account change and its `user_activity` entry commit together (SPEC 17):
+ * An account change and its `user_activity` entry commit together (docs/reference/accounts.md):
  * a trigger makes the entry's insert fail; the change must not be there
  * afterwards, and the answer is the generic 500.
  */

@@ -8,7 +8,7 @@ import { freshIp, login, setCookies, userWithPassword } from '../helpers/sign-in
 const codeAt = (h: Harness, secret: string, offsetSteps = 0) =>
   generateSync({ secret, epoch: Math.floor(h.clock.now() / 1000) + offsetSteps * 30 });
 
-/** Two-factor TOTP (SPEC 17): setting it up, the sign-in checkpoint, replays, recovery tokens, turning it off. */
+/** Two-factor TOTP (docs/reference/accounts.md): setting it up, the sign-in checkpoint, replays, recovery tokens, turning it off. */
 describeEachDatabase('two-factor', (database) => {
   const h = useHarness(database);
 

@@ -6,7 +6,7 @@ import type { ActivityListQuery, ActivityViewer } from '../../src/modules/activi
 import { seeded } from '../../bench/lib/stats.js';
 
 /**
- * The plain way to answer SPEC 3 — ORDER BY + OFFSET, COUNT(*), LIKE — that
+ * The plain way to answer docs/reference/activity.md#listing — ORDER BY + OFFSET, COUNT(*), LIKE — that
  * the optimised listing must agree with on every input.
  */
 export async function referenceListing(db: Database, serverId: number, viewer: ActivityViewer, q: ActivityListQuery) {

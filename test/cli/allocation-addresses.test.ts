@@ -1,5 +1,5 @@
 /**
- * allocation:add accepts only addresses players can reach (SPEC 13): the
+ * allocation:add accepts only addresses players can reach (docs/reference/network-and-allocations.md): the
  * host end of a server's own veth pair has an address on this machine, but it
  * is an inside address and must never be offered as an allocation.
  */

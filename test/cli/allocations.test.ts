@@ -11,7 +11,7 @@ import { useHarness } from '../helpers/harness.js';
 import { describeEachDialect, quetzal, quetzalJson, useSandbox } from './helpers.js';
 
 /**
- * The admin command line's allocations (SPEC 13, CONTRACT.md): allocation:add,
+ * The admin command line's allocations (docs/reference/network-and-allocations.md, docs/reference/cli.md): allocation:add,
  * allocation:list, allocation:remove, and server:create --allocation
  * --allocation-limit. Addresses are this machine's own (127.0.0.1 and eth0's
  * 192.0.2.2 here); nothing is sent anywhere.

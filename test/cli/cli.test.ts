@@ -5,7 +5,7 @@ import { expect, it } from 'vitest';
 import { useSandbox, describeEachDialect, getJson, quetzal, quetzalJson, startService, type CliResult } from './helpers.js';
 
 /**
- * The admin command line as an operator uses it (CONTRACT.md): the real
+ * The admin command line as an operator uses it (docs/reference/cli.md): the real
  * `bin/quetzal.js` in child processes, on a fresh database per block. Detailed
  * validation is in commands.test.ts, in-process.
  */

@@ -12,7 +12,7 @@ import { quetzalJson, useSandbox } from './helpers.js';
 import { parseArguments } from '../../src/cli/main.js';
 import { createUser } from '../../src/modules/users/users.repository.js';
 
-/** `server:create --egg ID [--image NAME] [--variable KEY=VALUE ...]` (SPEC 16, CONTRACT.md). */
+/** `server:create --egg ID [--image NAME] [--variable KEY=VALUE ...]` (docs/reference/eggs-and-installs.md, docs/reference/cli.md). */
 
 /** Two spawns of the binary: seconds each on a busy machine. */
 const SPAWN_TIMEOUT_MS = 120_000;

@@ -7,7 +7,7 @@ import { createSandbox, getJson, quetzal, quetzalJson, startService, type Servic
 import { TEST_DATABASE_URL } from '../helpers/databases.js';
 
 /**
- * SPEC 10: the service's own files are readable by its user only. DATA_DIR
+ * docs/reference/containment.md: the service's own files are readable by its user only. DATA_DIR
  * 0700, the SQLite database and every side file 0600, `initial-api-key`,
  * backups and console logs 0600; whichever command (serve, worker, an admin
  * command) opens DATA_DIR first, and at every start for files left looser.
@@ -52,7 +52,7 @@ function tightenedLine(output: string): { modeChanges: { path: string; from: str
     .find((entry) => entry.msg?.startsWith('tightened the modes'));
 }
 
-describe('the service keeps its own files private (SPEC 10) [sqlite]', () => {
+describe('the service keeps its own files private (docs/reference/containment.md) [sqlite]', () => {
   it(
     'creates DATA_DIR 0700 and the database, its side files and lock 0600, from migrate, and from serve with its first start',
     async () => {
@@ -209,7 +209,7 @@ describe('the service keeps its own files private (SPEC 10) [sqlite]', () => {
   );
 });
 
-describe.skipIf(!TEST_DATABASE_URL)('the service keeps its own files private (SPEC 10) [postgres]', () => {
+describe.skipIf(!TEST_DATABASE_URL)('the service keeps its own files private (docs/reference/containment.md) [postgres]', () => {
   it(
     'serves from PostgreSQL with DATA_DIR 0700 and initial-api-key 0600, and no SQLite file',
     async () => {

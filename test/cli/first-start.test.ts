@@ -4,7 +4,7 @@ import { expect, it } from 'vitest';
 import { adminCommandEnv } from '../../src/cli/admin-env.js';
 import { describeEachDialect, getJson, startService, useSandbox } from './helpers.js';
 
-/** First start (CONTRACT.md): the real `quetzal serve` against an empty database. */
+/** First start (docs/reference/cli.md): the real `quetzal serve` against an empty database. */
 
 /** Child processes are slow on a busy two-core machine: be patient with whole scenarios. */
 const SPAWN_TIMEOUT_MS = 120_000;

@@ -1,5 +1,5 @@
 /**
- * The image commands through the real binary (SPEC 16, CONTRACT.md):
+ * The image commands through the real binary (docs/reference/eggs-and-installs.md, docs/reference/cli.md):
  * image:import (a `docker save` archive the test makes), image:list,
  * image:remove refused while a server row names the image and for host, and
  * what a SIGKILL of image:import or image:build midway leaves: never a half

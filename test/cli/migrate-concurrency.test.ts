@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { createSandbox, describeEachDialect, quetzal, type CliSandbox } from './helpers.js';
 
 /**
- * CONTRACT: commands "migrate a fresh database themselves", and several
+ * docs/reference/cli.md: commands "migrate a fresh database themselves", and several
  * instances may start together. Four `quetzal migrate` processes racing on one
  * fresh database must all succeed (on SQLite, Kysely takes no migration lock of
  * its own: src/db/migrate.ts adds one), and the schema must be migrated once.

@@ -11,7 +11,7 @@ import { makeEgg, useEgg } from '../startup/egg-fixture.js';
 import { quetzal, quetzalJson, useSandbox } from './helpers.js';
 
 /**
- * `server:delete --server S [--force]` (CONTRACT.md, SPEC 16): the row and
+ * `server:delete --server S [--force]` (docs/reference/cli.md, docs/reference/eggs-and-installs.md): the row and
  * every row that hangs off it in one transaction, allocations freed, then the
  * backups' archives, the volume and the logs; refused while the server runs
  * unless --force; a deletion cut short is finished by running it again.

@@ -7,8 +7,8 @@ import { useHarness } from '../helpers/harness.js';
 import { describeEachDialect, quetzal, quetzalJson, useSandbox } from './helpers.js';
 
 /**
- * `server:create --memory MiB --cpu PERCENT --disk MiB --pids N` (SPEC 10,
- * CONTRACT.md): the limits are stored on the server row, default to none, and
+ * `server:create --memory MiB --cpu PERCENT --disk MiB --pids N` (docs/reference/containment.md,
+ * docs/reference/cli.md): the limits are stored on the server row, default to none, and
  * a bad value is refused with the flag and the value named.
  */
 

@@ -6,7 +6,7 @@ import { useHarness } from '../helpers/harness.js';
 import { quetzal, quetzalJson, useSandbox } from './helpers.js';
 
 /**
- * `server:update --server S ...` (CONTRACT.md, SPEC 16): each flag lands in
+ * `server:update --server S ...` (docs/reference/cli.md, docs/reference/eggs-and-installs.md): each flag lands in
  * its column, validated as server:create validates it; a bad value or an
  * unknown image changes nothing.
  */

@@ -7,7 +7,7 @@ import { useHarness } from '../helpers/harness.js';
 
 /**
  * The real npm clients' subuser and permission methods, unchanged, against a
- * running instance over real HTTP (SPEC 17).
+ * running instance over real HTTP (docs/reference/accounts.md).
  */
 describeEachDatabase('existing clients: subusers', (database) => {
   const h = useHarness(database);

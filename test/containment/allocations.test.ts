@@ -1,5 +1,5 @@
 /**
- * SPEC 13 end to end, through a real service with CONTAINMENT=on: the admin
+ * docs/reference/network-and-allocations.md end to end, through a real service with CONTAINMENT=on: the admin
  * makes allocations with the command line, `server:create --allocation`
  * gives one to a server, the client routes add and change them, and a start
  * publishes them into the server's own network for TCP and UDP, with

@@ -26,7 +26,7 @@ export { sleep } from '../platform/service-process.js';
 
 const run = promisify(execFile);
 const BIN = path.join(ROOT, 'bin/quetzal.js');
-/** The user the first start creates (CONTRACT.md, "First start"), owner of the initial key. */
+/** The user the first start creates (docs/reference/configuration.md#first-start), owner of the initial key. */
 export const BOOTSTRAP_USER = 'admin';
 /** SERVER_UID: the shared uid of servers without a slot (none here), and the one a volume had before per-server uids. */
 export const SERVER_UID = 988;
@@ -85,7 +85,7 @@ export function serviceEnv(dataDir: string, port: number, extra: Record<string, 
     PORT: String(port),
     LOG_LEVEL: 'warn',
     CONTAINMENT: 'on',
-    // Tests that stop their service expect no container left; those about keeping servers (SPEC 14) say `keep`.
+    // Tests that stop their service expect no container left; those about keeping servers (docs/reference/power-and-console.md#servers-outlive-the-service) say `keep`.
     SERVERS_ON_SHUTDOWN: 'stop',
     // Parallel services must not all bind SFTP's 2022.
     SFTP_PORT: '0',

@@ -1,6 +1,6 @@
 /**
  * A confined server's output outside its box, and servers that outlive the
- * service (SPEC 10's "nothing of the host is open inside the box", SPEC 14),
+ * service (docs/reference/containment.md's "nothing of the host is open inside the box", docs/reference/power-and-console.md#servers-outlive-the-service),
  * attacked from inside real confined servers (their scripts in their volumes)
  * against a real service with CONTAINMENT=on: the `ftruncate()` of stdout, a
  * look for host descriptors in its own and its parent's /proc, a 1 GB output
@@ -184,7 +184,7 @@ async function service(env: Record<string, string> = {}, handle?: ServiceHandle)
   return started;
 }
 
-describe("a confined server's output, held outside its box (SPEC 10, 14)", () => {
+describe("a confined server's output, held outside its box (docs/reference/containment.md, docs/reference/power-and-console.md#servers-outlive-the-service)", () => {
   it("has pipes for stdio and no host file among its, its parent's or its first process's descriptors; ftruncate of stdout fails and the log stays small", async () => {
     const handle = await service();
     const server = await createServer(handle, { name: 'probe', startup: 'node probe.js', files: { 'probe.js': PROBE_SCRIPT } });
@@ -284,7 +284,7 @@ describe("a confined server's output, held outside its box (SPEC 10, 14)", () =>
   }, 120_000);
 });
 
-describe('servers that outlive the service (SPEC 14)', () => {
+describe('servers that outlive the service (docs/reference/power-and-console.md#servers-outlive-the-service)', () => {
   const TICKER = 'i=0; (while :; do i=$((i+1)); echo "tick $i"; sleep 0.2; done) & while read line; do echo "got $line"; done';
 
   it('SERVERS_ON_SHUTDOWN=keep: a graceful stop leaves the server and its monitor running; the next start adopts it, output from meanwhile included; servers:stop stops it', async () => {

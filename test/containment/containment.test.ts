@@ -1,5 +1,5 @@
 /**
- * SPEC 10 through a real service (issue 11): with CONTAINMENT=on a server's
+ * docs/reference/containment.md through a real service (issue 11): with CONTAINMENT=on a server's
  * process sees nothing of DATA_DIR (database, keys, other volumes, backups,
  * logs), nothing of the service's processes or environment, runs as
  * a uid of its own (SERVER_UID_RANGE), can write only its volume and its own /tmp, and still talks

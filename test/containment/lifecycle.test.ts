@@ -1,9 +1,9 @@
 /**
- * A confined server's end (SPEC 10, issue 11) through a real service: stop
+ * A confined server's end (docs/reference/containment.md, issue 11) through a real service: stop
  * and kill end every process it started, one that left with `setsid`
  * included; a service SIGKILLed while a container runs leaves it running
  * with its monitor, and the next service on the same DATA_DIR adopts it
- * (SPEC 14): its console, commands, figures and stop work, and a start never
+ * (docs/reference/power-and-console.md#servers-outlive-the-service): its console, commands, figures and stop work, and a start never
  * runs a second copy. Needs root and runc (the service refuses to start
  * without them and the tests fail with its reason).
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC 13 and SPEC 10's network rules through a real service with
+ * docs/reference/network-and-allocations.md and docs/reference/containment.md's network rules through a real service with
  * CONTAINMENT=on (HOST=0.0.0.0, so that the panel answers on every host
  * address): servers made with the admin command line, whose startup scripts
  * in their volumes act as hostile tenants. They reach no host service on any

@@ -252,7 +252,7 @@ describe('/resources of a confined server', () => {
     expect(figures.memory_bytes, detail).toBeGreaterThanOrEqual(rss * 0.9);
     expect(figures.memory_bytes, detail).toBeLessThan(rss + 32 * MiB);
     expect(figures.cpu_absolute).toBeLessThan(10);
-    // Network figures are the server's own veth's (SPEC 13), tested with real traffic in test/containment/network.test.ts.
+    // Network figures are the server's own veth's (docs/reference/network-and-allocations.md), tested with real traffic in test/containment/network.test.ts.
     expect(figures.uptime).toBeGreaterThan(0);
     expect(figures.uptime).toBeLessThanOrEqual(Date.now() - startedAt + 100);
 

@@ -16,7 +16,7 @@ import { deleteServer } from '../../src/modules/settings/server-deletion.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 
-/** SPEC 17 / docs/DATABASES.md: a server's databases on real MariaDB and PostgreSQL hosts. */
+/** docs/reference/accounts.md / docs/DATABASES.md: a server's databases on real MariaDB and PostgreSQL hosts. */
 const ENGINES = {
   mysql: 'mysql://root:@127.0.0.1:3306',
   postgres: 'postgres://postgres:@127.0.0.1:5432/postgres',

@@ -1,5 +1,5 @@
 /**
- * Migration 008 (allocations, SPEC 13) on a database that already has
+ * Migration 008 (allocations, docs/reference/network-and-allocations.md) on a database that already has
  * servers: they keep working, with no allocation and an allocation limit of 0.
  * The table's rules hold on both databases: one row per address and port, and
  * a deleted server's allocations are freed, not deleted.

@@ -1,5 +1,5 @@
 /**
- * CONTRACT `server:status --set none --force` (SPEC 9): clears a restore stuck
+ * docs/reference/configuration.md `server:status --set none --force` (docs/reference/backups-and-restores.md#durability): clears a restore stuck
  * in `restoring_backup` — its row, its status, its folder (settled first, so a
  * move that had begun is finished, never dropped halfway). Without --force the
  * status is refused as before.

@@ -1,4 +1,4 @@
-/** SPEC 9's crash tests (restore-crash.cases.ts) on PostgreSQL, when TEST_DATABASE_URL names one: without truncate. */
+/** docs/reference/backups-and-restores.md#durability's crash tests (restore-crash.cases.ts) on PostgreSQL, when TEST_DATABASE_URL names one: without truncate. */
 import { describe, it } from 'vitest';
 import { CLI_DIALECTS } from '../cli/helpers.js';
 import { restoreCrashSuite, restoreCrashVariants } from './restore-crash.cases.js';

@@ -1,5 +1,5 @@
 /**
- * SPEC 9: a restore or a backup cut short by a SIGKILL at any instant. A real
+ * docs/reference/backups-and-restores.md#durability: a restore or a backup cut short by a SIGKILL at any instant. A real
  * `quetzal serve` process is killed at each named point of a restore
  * (QUETZAL_TEST_CRASH_AT, src/crash-point.ts) and once from outside at a
  * random moment; a restarted service must leave the volume exactly the old
@@ -84,7 +84,7 @@ async function restoreEvents(setup: Setup): Promise<Array<{ event: string; prope
   return rows.map((r) => ({ event: r.event, properties: JSON.parse(r.properties) as Record<string, unknown> }));
 }
 
-/** Restarts without the crash point and checks everything SPEC 9 promises; returns which tree the volume holds. */
+/** Restarts without the crash point and checks everything docs/reference/backups-and-restores.md#durability promises; returns which tree the volume holds. */
 async function recoverAndCheck(setup: Setup, label: string, eventsBefore: number): Promise<'old' | 'restored'> {
   const service = await serve(setup.box.env);
   try {

@@ -1,5 +1,5 @@
 /**
- * The time-of-check race during a restore's move into the volume (SPEC 9): a
+ * The time-of-check race during a restore's move into the volume (docs/reference/backups-and-restores.md#durability): a
  * real child process swaps a folder of the volume for a symlink to a folder
  * outside, in a tight loop, while restores merge a tree with that folder into
  * the volume. Hundreds of rounds; not one may write, move or delete anything

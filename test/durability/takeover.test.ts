@@ -1,5 +1,5 @@
 /**
- * SPEC 9: with several instances, a live one takes over a dead one's restore
+ * docs/reference/backups-and-restores.md#durability: with several instances, a live one takes over a dead one's restore
  * within 60 s. The dead owner is made to look like an instance on another
  * machine (its process cannot be checked, only its lease), stopped mid-merge;
  * a running service must finish it once the lease has run out, by its

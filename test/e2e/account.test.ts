@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { auditPage, launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
 
-/** Signing in, the server list, deep links, and the account page's API keys (SPEC 12). */
+/** Signing in, the server list, deep links, and the account page's API keys (docs/reference/web-console.md). */
 
 let svc: ConsoleService;
 let browser: Browser;

@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { auditPage, eventually, launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
 
 /**
- * Backups and the activity log in the console (SPEC 2.3, 3, 4, 8, 12):
+ * Backups and the activity log in the console (docs/reference/activity.md#entries, docs/reference/activity.md#listing, docs/reference/backups-and-restores.md#restoring, docs/reference/servers.md#the-server-routes, docs/reference/web-console.md):
  * create with ignored files and locked, unlock and lock, restore with the
  * truncate box confirmed and its progress until done, delete; then the log
  * those left, filtered by event, IP and actor (system included), sorted and

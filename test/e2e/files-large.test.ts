@@ -6,7 +6,7 @@ import { grid, renderedRows, row } from './files-helpers.js';
 import { launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
 
 /**
- * A folder of 100,000 entries in the Files section (SPEC 15: "large folders
+ * A folder of 100,000 entries in the Files section (docs/reference/files-and-sftp.md: "large folders
  * stay usable"; Pterodactyl's front end stops at 250): every entry is
  * listed, few rows are ever in the DOM, scrolling to the end shows the last
  * name, and the keyboard reaches it too.

@@ -7,7 +7,7 @@ import { testDatabases, type TestDatabaseHandle } from '../helpers/databases.js'
 import { auditPage, eventually, launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
 
 /**
- * The Files section of the console (SPEC 15's last bullet) against a real
+ * The Files section of the console (docs/reference/files-and-sftp.md's last bullet) against a real
  * service and its real files: browse with breadcrumbs, open a file in the
  * highlighting editor, edit and save it, new file and folder, rename and
  * move, delete after confirming, upload by drag and drop with its progress,

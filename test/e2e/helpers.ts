@@ -7,7 +7,7 @@ import { installEchoServer, ECHO_STARTUP } from '../helpers/containment.js';
 import { ROOT, startDetached, waitHealthy, type StartedService } from '../platform/service-process.js';
 
 /**
- * The web console end to end (SPEC 12): the console built as `npm install`
+ * The web console end to end (docs/reference/web-console.md): the console built as `npm install`
  * builds it, a real service (`quetzal serve`) on a free port in a fresh
  * DATA_DIR on SQLite, users and servers made with the admin command line, and
  * Debian's Chromium driven by playwright-core, talking to 127.0.0.1 only.

@@ -3,7 +3,7 @@ import type { Browser } from 'playwright-core';
 import { auditPage, eventually, launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
 
 /**
- * Schedules in the console (SPEC 2.1, 2.2, 12): create and edit with the cron
+ * Schedules in the console (docs/reference/schedules.md#schedules, docs/reference/schedules.md#tasks, docs/reference/web-console.md): create and edit with the cron
  * fields, the description and the next five runs worked out in the browser in
  * the panel's time zone (matching the server's next_run_at), tasks added,
  * reordered and deleted, run now, delete.

@@ -7,7 +7,7 @@ import { screenshots } from './files-helpers.js';
 import { freePort } from '../platform/service-process.js';
 
 /**
- * The Startup and Settings sections (SPEC 16): variables saved one by one
+ * The Startup and Settings sections (docs/reference/eggs-and-installs.md): variables saved one by one
  * with the API's errors shown beside them, the image picked among the egg's,
  * rename, SFTP details and reinstall behind a confirmation; screenshots at
  * 1280 and 375 px in docs/screenshots.

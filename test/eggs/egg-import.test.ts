@@ -12,7 +12,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
 /**
- * egg:import and egg:list (SPEC 16, CONTRACT.md) on real egg files:
+ * egg:import and egg:list (docs/reference/eggs-and-installs.md, docs/reference/configuration.md) on real egg files:
  * Pterodactyl's seeders (PTDL_v1 and PTDL_v2) and Pelican's (PLCN_v1, PLCN_v3).
  */
 

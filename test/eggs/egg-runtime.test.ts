@@ -16,7 +16,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
 /**
- * What a server made from an egg runs with (SPEC 16): the startup command
+ * What a server made from an egg runs with (docs/reference/eggs-and-installs.md): the startup command
  * (rendered for people, in the shell's form for the daemon), its environment,
  * done lines, stop command and config files, as daemonServerForPower (every
  * door that starts a server) composes them.

@@ -1,6 +1,6 @@
 /**
- * SPEC 16 end to end on the local daemon: a server created from an egg starts
- * with the egg's command filled in, its environment as SPEC 16 lists, its
+ * docs/reference/eggs-and-installs.md end to end on the local daemon: a server created from an egg starts
+ * with the egg's command filled in, its environment as docs/reference/eggs-and-installs.md lists, its
  * config file edited before the start, `starting` until the egg's done line
  * and `running` after; a variable's value reaches the command as a value,
  * never as shell code.
@@ -23,7 +23,7 @@ describeEachDatabase('a server made from an egg, started', (database) => {
   const h = useHarness(database);
 
   it(
-    'runs the filled command with SPEC 16 environment, its config file edited, starting until the done line',
+    'runs the filled command with docs/reference/eggs-and-installs.md environment, its config file edited, starting until the done line',
     { timeout: 60_000 },
     async () => {
       const ctx = (): CliContext => ({ config: h.config, database: h.db, daemon: h.daemon, clock: h.clock });

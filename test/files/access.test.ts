@@ -9,7 +9,7 @@ import { useHarness } from '../helpers/harness.js';
 import { fileTools } from './files-helpers.js';
 
 /**
- * Who may call each file route (SPEC 5, 15), and what a hostile path does:
+ * Who may call each file route (docs/reference/authentication.md, docs/reference/files-and-sftp.md), and what a hostile path does:
  * `..` out of the volume, an absolute host path (it means the volume's own
  * root), and a link whose target is outside. Every refusal is a 4xx in SPEC
  * 1.2's shape and changes nothing, on disk or in the activity log.

@@ -32,7 +32,7 @@ function headersOnly(port: number, head: string): Promise<string> {
 }
 
 /**
- * Bounds (SPEC 10, 15): UPLOAD_LIMIT_MB on uploads and writes (refused before
+ * Bounds (docs/reference/containment.md, docs/reference/files-and-sftp.md): UPLOAD_LIMIT_MB on uploads and writes (refused before
  * the body is read when its length is declared, while streaming when not),
  * and the server's disk limit on write, upload, copy, decompress: 409 and
  * nothing left behind.

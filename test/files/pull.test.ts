@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 
 /**
- * `POST /files/pull` (SPEC 15) against a real peer in a network namespace:
+ * `POST /files/pull` (docs/reference/files-and-sftp.md) against a real peer in a network namespace:
  * public addresses work; loopback, private, link-local, this machine's own
  * addresses, names resolving to them and redirects to them are refused.
  */

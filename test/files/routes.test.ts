@@ -7,7 +7,7 @@ import { fileTools } from './files-helpers.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 
-/** Every file route's success, shape and activity entry (SPEC 15), on each database. */
+/** Every file route's success, shape and activity entry (docs/reference/files-and-sftp.md), on each database. */
 describeEachDatabase('file routes', (database) => {
   const h = useHarness(database);
   const f = fileTools(h);

@@ -10,7 +10,7 @@ import { useHarness } from '../helpers/harness.js';
 import { fileTools, localPart, multipartBody } from './files-helpers.js';
 
 /**
- * Signed URLs (SPEC 15): downloads of files and backups, uploads. A token of
+ * Signed URLs (docs/reference/files-and-sftp.md): downloads of files and backups, uploads. A token of
  * 15 minutes bound to its server, user and purpose, checked again at use.
  */
 describeEachDatabase('file transfers', (database) => {
@@ -39,7 +39,7 @@ describeEachDatabase('file transfers', (database) => {
     expect(await f.events(server)).toEqual([{ event: 'server:file.download', properties: { file: '/logs/latest.log' } }]);
   });
 
-  it('download: a hostile or missing file is refused when the link is used (4xx, SPEC 1.2 body)', async () => {
+  it('download: a hostile or missing file is refused when the link is used (4xx, docs/reference/api.md#errors body)', async () => {
     const { owner, server } = await h.make.ownedServer();
     fs.symlinkSync('/etc/passwd', path.join(f.volume(server), 'passwd'));
     for (const [file, status] of [

@@ -1,5 +1,5 @@
 /**
- * Containment for tests, as the service decides it (SPEC 10): CONTAINMENT
+ * Containment for tests, as the service decides it (docs/reference/containment.md): CONTAINMENT
  * from the environment (`auto` when unset), so that `npm test` as root with
  * runc installed (CI) runs every server confined, and `CONTAINMENT=off npm
  * test` runs the same suites unconfined.

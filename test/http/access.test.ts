@@ -5,7 +5,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 
 /**
- * The access matrix of SPEC 1.2, 5 and 6 over every server route: who gets a
+ * The access matrix of docs/reference/api.md#errors, docs/reference/authentication.md and docs/reference/servers.md#status over every server route: who gets a
  * 404, who a 403, and which server statuses make a route a 409.
  */
 interface Fixture {
@@ -21,7 +21,7 @@ interface RouteCase {
   url: (f: Fixture) => string;
   /** The permission a subuser needs (null: visibility is enough). */
   permission: string | null;
-  /** What the body's action needs besides (a task's own action permission, SPEC 2.2). */
+  /** What the body's action needs besides (a task's own action permission, docs/reference/schedules.md#tasks). */
   alsoNeeds?: string[];
   /** A valid body, when the route takes one. */
   body?: object;

@@ -9,7 +9,7 @@ import { eventsOf, makeSchedule, useSchedulerHarness, waitForRunEnd } from '../s
 import { connected, eventually, useLiveHarness } from '../websocket/helpers.js';
 
 /**
- * A server's allocations through the client API (SPEC 13, Pterodactyl's
+ * A server's allocations through the client API (docs/reference/network-and-allocations.md, Pterodactyl's
  * NetworkAllocationController): shapes, permissions, limits, the primary's
  * rules, activity entries, the server object, and every door that starts a
  * server handing the daemon its allocations, primary first.
@@ -208,7 +208,7 @@ describeEachDatabase('network allocations', (database) => {
     expect(set.statusCode, set.body).toBe(200);
     expect(set.json()).toEqual({ object: 'allocation', attributes: { ...attributes(held[1]!, false), notes: 'rcon' } });
     expect((await post(owner.token, url, { notes: 'rcon' })).statusCode).toBe(200);
-    // null clears them as an empty string does (SPEC 1: both are "not given").
+    // null clears them as an empty string does (docs/reference/api.md#wire-conventions: both are "not given").
     expect((await post(owner.token, url, { notes: null })).json().attributes.notes).toBeNull();
     expect((await post(owner.token, url, { notes: 'rcon' })).statusCode).toBe(200);
     const cleared = await post(owner.token, url, { notes: '' });
@@ -313,7 +313,7 @@ describeEachDatabase('network allocations', (database) => {
     const one = `${base(server)}/${held[1]!.id}`;
     expect((await get(nobody.token, base(server))).statusCode).toBe(403);
     expect((await post(nobody.token, base(server))).statusCode).toBe(403);
-    // 403 before the body is looked at (SPEC 1.2's order).
+    // 403 before the body is looked at (docs/reference/api.md#errors's order).
     expect((await post(nobody.token, one, { notes: 'x'.repeat(300) })).statusCode).toBe(403);
     expect((await post(nobody.token, `${one}/primary`)).statusCode).toBe(403);
     expect((await del(nobody.token, one)).statusCode).toBe(403);

@@ -5,7 +5,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 
 /**
- * SPEC 2.3: an activity entry is written in the same transaction as the change
+ * docs/reference/activity.md#entries: an activity entry is written in the same transaction as the change
  * it records. A database trigger makes one half fail midway through a request
  * (the entry's insert, or the change itself); afterwards neither half may be
  * there: no change without its entry, no entry without its change.

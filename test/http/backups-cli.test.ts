@@ -14,7 +14,7 @@ import { SYSTEM_ACTOR } from '../../src/modules/activity/activity.recorder.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
-/** The admin commands backup:create and backup:import (CONTRACT.md), and scheduled-backup rotation. */
+/** The admin commands backup:create and backup:import (docs/reference/configuration.md), and scheduled-backup rotation. */
 describeEachDatabase('backup admin commands', (database) => {
   const h = useHarness(database);
   const ctx = (): CliContext => ({ config: h.config, database: h.db, daemon: h.daemon, clock: h.clock });

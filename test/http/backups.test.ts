@@ -191,7 +191,7 @@ describeEachDatabase('backups', (database) => {
 
     const { owner: owner0, server: none } = await h.make.ownedServer({ backupLimit: 0 });
     const zero = await h.request(owner0.token, { method: 'POST', url: url(none), payload: {} });
-    // SPEC 1.2: a limit of 0 is reached at once (Pterodactyl's TooManyBackupsException).
+    // docs/reference/api.md#errors: a limit of 0 is reached at once (Pterodactyl's TooManyBackupsException).
     expect(zero.statusCode).toBe(400);
     expect(zero.json().errors[0].code).toBe('ServiceLimitExceededException');
     expect(await backupRows(none)).toEqual([]);

@@ -3,7 +3,7 @@ import type { ServerRow } from '../../src/db/schema.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
-/** SPEC 1.2 and 9: ids and numbers out of any column's range, and oversized `ignored` lists, are a documented 404/422, never a 500. */
+/** docs/reference/api.md#errors and docs/reference/backups-and-restores.md#durability: ids and numbers out of any column's range, and oversized `ignored` lists, are a documented 404/422, never a 500. */
 describeEachDatabase('bounds on ids, numbers and ignore lists', (database) => {
   const h = useHarness(database);
 

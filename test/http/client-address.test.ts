@@ -15,7 +15,7 @@ import { userWithPassword } from '../helpers/sign-in.js';
 /**
  * Issue 18, the panel's own doors, over real HTTP from several loopback
  * addresses (every 127.x.y.z reaches a service listening on 127.0.0.1): who
- * the client is (TRUST_PROXY, CONTRACT), the sign-in throttles keyed by that
+ * the client is (TRUST_PROXY, docs/reference/configuration.md), the sign-in throttles keyed by that
  * address, and the cookies' Secure flag.
  */
 

@@ -3,7 +3,7 @@ import type { ServerRow } from '../../src/db/schema.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
-/** SPEC 9: a console command for a process that does not read its input is a 409 once 1 MiB waits. */
+/** docs/reference/backups-and-restores.md#durability: a console command for a process that does not read its input is a 409 once 1 MiB waits. */
 describeEachDatabase('console backpressure', (database) => {
   const h = useHarness(database);
   afterEach(async () => {

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { isoDate } from '../../src/http/dates.js';
 
-/** SPEC 1: ISO 8601, explicit offset, no fractional seconds; null stays null. */
+/** docs/reference/api.md#wire-conventions: ISO 8601, explicit offset, no fractional seconds; null stays null. */
 it('formats every instant as toISOString would, without the fraction and with +00:00', () => {
   expect(isoDate(null)).toBeNull();
   expect(isoDate(Date.UTC(2026, 10, 22, 10, 5, 0, 999))).toBe('2026-11-22T10:05:00+00:00');

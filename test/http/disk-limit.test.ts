@@ -15,7 +15,7 @@ const KIB = 1024;
 const MIB = 1024 * KIB;
 
 /**
- * The disk limit (SPEC 10, 9): measured on the volume; a start and a backup of
+ * The disk limit (docs/reference/containment.md, docs/reference/backups-and-restores.md#durability): measured on the volume; a start and a backup of
  * an over-limit volume are a 409, and a restore that would pass the limit
  * fails while staging, with the volume exactly as it was.
  */

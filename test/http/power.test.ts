@@ -15,7 +15,7 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5
   }
 }
 
-/** Power, console and resources (SPEC 8) against real child processes run by the local daemon. */
+/** Power, console and resources (docs/reference/servers.md#the-server-routes) against real child processes run by the local daemon. */
 describeEachDatabase('power, console and resources', (database) => {
   const h = useHarness(database);
   afterEach(async () => {
@@ -35,7 +35,7 @@ describeEachDatabase('power, console and resources', (database) => {
     const file = path.join(h.dataDir, 'logs', `${server.uuid}.log${suffix}`);
     return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
   };
-  /** The run before this one too: a confined start sets the last run's log aside as `.log.1` (SPEC 14). */
+  /** The run before this one too: a confined start sets the last run's log aside as `.log.1` (docs/reference/power-and-console.md#servers-outlive-the-service). */
   const logsOfLastTwoRuns = (server: ServerRow) => log(server, '.1') + log(server);
   const events = async (server: ServerRow) =>
     (await h.db.db.selectFrom('activity_logs').selectAll().where('server_id', '=', server.id).orderBy('id').execute()).map(

@@ -343,7 +343,7 @@ describeEachDatabase('restoring backups', (database) => {
       expect((await h.request(owner.token, { method: 'POST', url: base(server), payload: {} })).statusCode).toBe(409);
       expect((await h.request(owner.token, { method: 'DELETE', url: `${base(server)}/${backup.uuid}` })).statusCode).toBe(409);
       expect((await h.request(owner.token, { method: 'POST', url: restoreUrl(server, backup) })).statusCode).toBe(409);
-      // SPEC 9: the backup being restored can be neither deleted (above) nor locked or unlocked.
+      // docs/reference/backups-and-restores.md#durability: the backup being restored can be neither deleted (above) nor locked or unlocked.
       const lock = await h.request(owner.token, { method: 'POST', url: `${base(server)}/${backup.uuid}/lock` });
       expect(lock.statusCode).toBe(409);
       expect(lock.json().errors[0].code).toBe('ConflictHttpException');
@@ -535,7 +535,7 @@ describeEachDatabase('restoring backups', (database) => {
     expect(await statusOf(other)).toBeNull();
   });
 
-  it('one file operation at a time (SPEC 9): a restore while a backup is written is a 409, and the backup completes with every file', async () => {
+  it('one file operation at a time (docs/reference/backups-and-restores.md#durability): a restore while a backup is written is a 409, and the backup completes with every file', async () => {
     const { owner, server } = await h.make.ownedServer();
     const files: Record<string, string> = {};
     for (let i = 0; i < 300; i += 1) files[`d${i % 7}/f${i}.txt`] = `content ${i} `.repeat(50);

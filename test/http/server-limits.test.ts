@@ -3,7 +3,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
 /**
- * The server object's `limits` (SPEC 10): Pterodactyl's shape with the values
+ * The server object's `limits` (docs/reference/containment.md): Pterodactyl's shape with the values
  * stored by `server:create`, no extra members (docs/DECISIONS.md "Server
  * limits in the server object").
  */

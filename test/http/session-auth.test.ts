@@ -3,7 +3,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 import { browserRequest, signIn, userWithPassword } from '../helpers/sign-in.js';
 
-/** SPEC 12: the client API accepts a signed-in browser's session as it accepts a bearer key, with a CSRF token for changes. */
+/** docs/reference/web-console.md: the client API accepts a signed-in browser's session as it accepts a bearer key, with a CSRF token for changes. */
 
 async function ownerSignedIn(h: Harness) {
   const owner = await userWithPassword(h);

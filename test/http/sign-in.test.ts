@@ -13,7 +13,7 @@ const DAY = 86_400_000;
 /** Tests that check a password a dozen times or more: scrypt takes ~85 ms alone, far longer on a busy machine. */
 const SCRYPT_HEAVY = { timeout: 120_000 };
 
-/** SPEC 12: POST /auth/login, GET /auth/session, POST /auth/logout, and how sessions end. */
+/** docs/reference/web-console.md: POST /auth/login, GET /auth/session, POST /auth/logout, and how sessions end. */
 describeEachDatabase('sign-in', (database) => {
   const h = useHarness(database);
 

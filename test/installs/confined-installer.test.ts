@@ -1,5 +1,5 @@
 /**
- * The daemon's installs (SPEC 16) in their runc box, whatever CONTAINMENT the
+ * The daemon's installs (docs/reference/eggs-and-installs.md) in their runc box, whatever CONTAINMENT the
  * run has (local-installer.test.ts follows it): the install runs in the
  * server's own network namespace, and a start leaves another live instance's
  * install alone and sweeps a dead one's.

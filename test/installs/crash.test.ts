@@ -1,5 +1,5 @@
 /**
- * A service SIGKILLed mid-install (SPEC 16), for real: `quetzal serve` with
+ * A service SIGKILLed mid-install (docs/reference/eggs-and-installs.md), for real: `quetzal serve` with
  * CONTAINMENT=on runs a reinstall whose script sleeps; the whole service
  * process group is SIGKILLed. What it leaves: the server `installing`, and
  * the installer box still running under runc (its own session, outside the

@@ -1,5 +1,5 @@
 /**
- * The daemon's installs (SPEC 16) on a real LocalDaemon: with CONTAINMENT=on
+ * The daemon's installs (docs/reference/eggs-and-installs.md) on a real LocalDaemon: with CONTAINMENT=on
  * (root, runc) the script runs in its own runc box as the server's uid, the
  * volume at /mnt/server; unconfined, as a child process with /mnt/server
  * replaced by the volume's path. Output reaches the caller and the install

@@ -1,11 +1,11 @@
 /**
- * Reinstalls through the client route (SPEC 16) on a real app, a real
+ * Reinstalls through the client route (docs/reference/eggs-and-installs.md) on a real app, a real
  * database and the real daemon (confined with CONTAINMENT=on: the script in
  * its own runc box as the server's uid): 202 at once, the running server
  * stopped first, status `installing` then null or `install_failed`, the
  * websocket's install events in order (output to the owner only), the files
  * the egg's script wrote, `server:reinstall` in the activity log, 403
- * without `settings.reinstall`, 409 per SPEC 6.
+ * without `settings.reinstall`, 409 per docs/reference/servers.md#status.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -57,7 +57,7 @@ describeEachDatabase('reinstalling a server', (database) => {
     expect(res.statusCode, res.body).toBe(202);
     expect(res.json()).toEqual([]);
     expect(await statusOf(server)).toBe('installing');
-    // Power is refused while it installs (SPEC 6).
+    // Power is refused while it installs (docs/reference/servers.md#status).
     const power = await h.request(owner.token, {
       method: 'POST',
       url: `/api/client/servers/${server.uuid_short}/power`,

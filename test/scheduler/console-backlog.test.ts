@@ -3,7 +3,7 @@ import { DaemonBusyError, type DaemonServer } from '../../src/daemon/daemon.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { eventsOf, makeSchedule, useSchedulerHarness, waitForRunEnd } from './helpers.js';
 
-/** SPEC 9: a schedule's command task meets the same 1 MiB bound as a console command sent by hand. */
+/** docs/reference/backups-and-restores.md#durability: a schedule's command task meets the same 1 MiB bound as a console command sent by hand. */
 describeEachDatabase('scheduled command to a server that does not read its console', (database) => {
   const h = useSchedulerHarness(database);
 

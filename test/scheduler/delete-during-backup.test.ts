@@ -11,7 +11,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { eventsOf, makeSchedule, useSchedulerHarness, waitForRunEnd } from './helpers.js';
 
 /**
- * SPEC 9, one file operation per server: a delete_files task does not change a
+ * docs/reference/backups-and-restores.md#durability, one file operation per server: a delete_files task does not change a
  * volume while a backup of it is written (nor while a restore runs), and a
  * backup whose volume changed under it anyway is not recorded as successful.
  * A backup "in flight" is a real one: begun (its row committed, completed_at
@@ -56,7 +56,7 @@ describeEachDatabase('delete_files during a backup', (database) => {
       nextRunAt: Date.now() - 1_000,
       tasks: [
         { action: 'delete_files', payload: 'victim.txt' },
-        // Runs only if the run went on past the failed task, which it must not (SPEC 7).
+        // Runs only if the run went on past the failed task, which it must not (docs/reference/schedules.md#running-schedules).
         { action: 'delete_files', payload: 'next.txt' },
       ],
     });

@@ -5,7 +5,7 @@ import { startScheduler } from '../../src/scheduler/scheduler.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { eventsOf, makeSchedule, scheduleRow, useSchedulerHarness, waitFor, waitForRunEnd } from './helpers.js';
 
-/** POST /servers/{server}/schedules/{schedule}/execute (SPEC 7). */
+/** POST /servers/{server}/schedules/{schedule}/execute (docs/reference/schedules.md#running-schedules). */
 describeEachDatabase('schedule execute', (database) => {
   const h = useSchedulerHarness(database);
   const url = (server: { uuid_short: string }, id: number) => `/api/client/servers/${server.uuid_short}/schedules/${id}/execute`;

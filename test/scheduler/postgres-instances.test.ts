@@ -4,7 +4,7 @@ import { testDatabases, type TestDatabase } from '../helpers/databases.js';
 import { spawnWorker, stopWorker, useSchedulerHarness, waitFor, workerCommand, type WorkerProcess } from './helpers.js';
 
 /**
- * Several instances on one PostgreSQL (SPEC 7): two worker processes, 200
+ * Several instances on one PostgreSQL (docs/reference/schedules.md#running-schedules): two worker processes, 200
  * schedules due at the same second, every run exactly once.
  */
 const postgres: TestDatabase | undefined = testDatabases.find((d) => d.name === 'postgres');

@@ -17,7 +17,7 @@ import {
 /**
  * Runs carried out by an in-process scheduler against real child processes
  * (the echo fixture as each server's startup command): the task actions, the
- * run rules of SPEC 7 and the events they log.
+ * run rules of docs/reference/schedules.md#running-schedules and the events they log.
  */
 describeEachDatabase('scheduler runs', (database) => {
   const h = useSchedulerHarness(database);
@@ -200,7 +200,7 @@ describeEachDatabase('scheduler runs', (database) => {
       const row = await scheduleRow(h.db.db, schedule.id);
       expect(row.is_processing).toBe(0);
       expect(row.last_run_at).toBeNull();
-      // The time passed while the server was not ready is skipped (SPEC 6), not kept due.
+      // The time passed while the server was not ready is skipped (docs/reference/servers.md#status), not kept due.
       expect(row.next_run_at).toBeGreaterThan(now);
       expect(await eventsOf(h.db.db, server.id)).toEqual([]);
       expect(fs.existsSync(path.join(volume, 'keep.txt'))).toBe(true);
@@ -292,7 +292,7 @@ describeEachDatabase('scheduler runs', (database) => {
         { action: 'delete_files', payload: 'world.dat' },
       ],
     });
-    // Live consoles hear of a backup a task made, as of one made through the API (SPEC 11).
+    // Live consoles hear of a backup a task made, as of one made through the API (docs/reference/power-and-console.md#websocket).
     const serverEvents = new ServerEvents();
     const heard: ServerEvent[] = [];
     serverEvents.subscribe((event) => heard.push(event));

@@ -6,7 +6,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 import { eventually } from '../websocket/helpers.js';
 
-/** The first start's `demo` server (SPEC 16): it starts, prints, answers a console command and stops on its stop command. */
+/** The first start's `demo` server (docs/reference/eggs-and-installs.md): it starts, prints, answers a console command and stops on its stop command. */
 describeEachDatabase('demo server', (database) => {
   const h = useHarness(database);
   let token = '';

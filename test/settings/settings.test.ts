@@ -8,7 +8,7 @@ const JAVA_17 = 'ghcr.io/pterodactyl/yolks:java_17';
 const JAVA_21 = 'ghcr.io/pterodactyl/yolks:java_21';
 
 /**
- * POST /settings/rename and PUT /settings/docker-image (SPEC 16, Pterodactyl's
+ * POST /settings/rename and PUT /settings/docker-image (docs/reference/eggs-and-installs.md, Pterodactyl's
  * SettingsController): effects, activity entries, validation, permissions, a
  * server without an egg.
  */

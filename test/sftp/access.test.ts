@@ -23,7 +23,7 @@ async function subuserWithPassword(h: Harness, server: ServerRow, permissions: s
   return sub;
 }
 
-/** Who may sign in, what each operation needs, and sessions that lose their access (SPEC 15, 17). */
+/** Who may sign in, what each operation needs, and sessions that lose their access (docs/reference/files-and-sftp.md, docs/reference/accounts.md). */
 it("re-reads a session's access often enough to close it within 30 s of a loss", () => {
   // The tests below run with a shorter interval; the service's own is this one.
   expect(RECHECK_MS).toBeLessThanOrEqual(10_000);

@@ -6,7 +6,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { userWithPassword } from '../helpers/sign-in.js';
 import { eventually, loopbackAddress, scratch, sftpBatch, sftpEvents, useSftpHarness, volumeOf } from './helpers.js';
 
-/** OpenSSH's sftp client against the real SFTP server (SPEC 15): every everyday command, and what each logs. */
+/** OpenSSH's sftp client against the real SFTP server (docs/reference/files-and-sftp.md): every everyday command, and what each logs. */
 const BURST = 100;
 
 describeEachDatabase('sftp operations', (database) => {

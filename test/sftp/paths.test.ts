@@ -34,7 +34,7 @@ function writeAll(sftp: SFTPWrapper, file: string, bytes: number, chunk = 64 * 1
   });
 }
 
-/** Paths stay in the volume (SPEC 15), and every byte counts against the disk limit. */
+/** Paths stay in the volume (docs/reference/files-and-sftp.md), and every byte counts against the disk limit. */
 describeEachDatabase('sftp paths and limits', (database) => {
   const h = useSftpHarness(database);
 

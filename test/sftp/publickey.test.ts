@@ -74,7 +74,7 @@ async function addKey(h: Harness, token: string, publicKey: string) {
   return res.json().attributes.fingerprint as string;
 }
 
-/** SFTP `publickey` sign-in with the account's SSH keys (SPEC 17), under the same rules as passwords. */
+/** SFTP `publickey` sign-in with the account's SSH keys (docs/reference/accounts.md), under the same rules as passwords. */
 describeEachDatabase('sftp public keys', (database) => {
   const h = useSftpHarness(database, {}, { recheckMs: 1_000 });
 

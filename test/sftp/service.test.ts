@@ -40,7 +40,7 @@ function listeningLog(stdout: string): { port: number; fingerprint: string } | u
   return undefined;
 }
 
-/** `quetzal serve` runs the SFTP server beside the API (SPEC 15, CONTRACT's SFTP_PORT and SFTP_HOST). */
+/** `quetzal serve` runs the SFTP server beside the API (docs/reference/files-and-sftp.md, docs/reference/configuration.md's SFTP_PORT and SFTP_HOST). */
 describeEachDialect('quetzal serve: SFTP', (dialect) => {
   const box = useSandbox(dialect);
 

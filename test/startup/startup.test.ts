@@ -5,7 +5,7 @@ import { useHarness } from '../helpers/harness.js';
 import { eventsOf, makeEgg, useEgg } from './egg-fixture.js';
 
 /**
- * GET /startup and PUT /startup/variable (SPEC 16, Pterodactyl's
+ * GET /startup and PUT /startup/variable (docs/reference/eggs-and-installs.md, Pterodactyl's
  * StartupController): shapes, hidden and read-only variables, the variable's
  * rules, permissions, a server without an egg, activity entries.
  */

@@ -8,7 +8,7 @@ import { connectClient, openSftp, useSftpHarness } from '../sftp/helpers.js';
 import { connected, useLiveHarness } from '../websocket/helpers.js';
 
 /**
- * SPEC 17: removing a subuser, or taking a permission away, through the
+ * docs/reference/accounts.md: removing a subuser, or taking a permission away, through the
  * client API ends that subuser's live console sockets and SFTP sessions
  * within 30 s (the hub's and the SFTP server's access re-checks).
  */

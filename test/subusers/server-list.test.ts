@@ -4,7 +4,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
 /**
- * GET /api/client's `type`, `filter[...]`, `sort` and `include` (SPEC 17,
+ * GET /api/client's `type`, `filter[...]`, `sort` and `include` (docs/reference/accounts.md,
  * Pterodactyl's ClientController). Each test works on servers named with a
  * marker of its own, so the database's other servers never match.
  */

@@ -6,7 +6,7 @@ import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
 /**
- * Subusers through the client API (SPEC 17, Pterodactyl's SubuserController):
+ * Subusers through the client API (docs/reference/accounts.md, Pterodactyl's SubuserController):
  * shapes, who may grant what, the owner and self rules, accounts made for
  * unknown emails, activity entries, and GET /permissions.
  */

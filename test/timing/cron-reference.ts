@@ -25,7 +25,7 @@ const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', '
 const DAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
 
 /**
- * SPEC 2.1's syntax for a valid field: items `*`, `a`, `a-b`, each with an
+ * docs/reference/schedules.md#schedules's syntax for a valid field: items `*`, `a`, `a-b`, each with an
  * optional `/n`; `a/n` runs from `a` to `last` (`7/n` in day of week is 7 alone).
  */
 function values(text: string, first: number, last: number, names: string[] = [], namesStart = 0): Set<number> {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkCron, nextRunAfter, type CronField, type CronFields } from '../../src/timing/cron.js';
 
 /**
- * The cron evaluator (SPEC 2.1): syntax, the day OR rule, strictly-after
+ * The cron evaluator (docs/reference/schedules.md#schedules): syntax, the day OR rule, strictly-after
  * semantics and time-zone transitions. Every time is injected; no clock.
  */
 

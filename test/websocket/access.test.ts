@@ -4,7 +4,7 @@ import { quetzalJson } from '../cli/helpers.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { connected, socketAddress, TestSocket, useLiveHarness, websocketCredentials } from './helpers.js';
 
-/** Losing the server or a permission while connected (SPEC 11): checked on every auth, every action and periodically. */
+/** Losing the server or a permission while connected (docs/reference/power-and-console.md#websocket): checked on every auth, every action and periodically. */
 describeEachDatabase('websocket access while connected', (database) => {
   const h = useLiveHarness(database);
 

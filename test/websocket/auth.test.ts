@@ -5,7 +5,7 @@ import { loadAppKey } from '../../src/app-key.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { connected, socketAddress, TestSocket, useLiveHarness, websocketCredentials } from './helpers.js';
 
-/** The socket's `auth` frame (SPEC 11): Wings' answers and close on a refused token. */
+/** The socket's `auth` frame (docs/reference/power-and-console.md#websocket): Wings' answers and close on a refused token. */
 describeEachDatabase('websocket authentication', (database) => {
   const h = useLiveHarness(database);
 

@@ -28,9 +28,9 @@ createInterface({ input: process.stdin }).on('line', (line) => {
 });
 `;
 
-/** A slow client never grows the service's memory (SPEC 11): past 1 MiB waiting for it, it is dropped. */
+/** A slow client never grows the service's memory (docs/reference/power-and-console.md#websocket): past 1 MiB waiting for it, it is dropped. */
 describeEachDatabase('websocket backpressure', (database) => {
-  // About backpressure, not the throttle (SPEC 14, console-throttle.test.ts): every line of the flood goes out.
+  // About backpressure, not the throttle (docs/reference/power-and-console.md#servers-outlive-the-service, console-throttle.test.ts): every line of the flood goes out.
   const h = useLiveHarness(database, { CONSOLE_THROTTLE_LINES: '100000000' });
   const started: ServerRow[] = [];
   afterEach(async () => {

@@ -1,4 +1,4 @@
-/** Wings' console throttle (SPEC 14), on a clock the test moves: windows, activations, decay, the breach. */
+/** Wings' console throttle (docs/reference/power-and-console.md#servers-outlive-the-service), on a clock the test moves: windows, activations, decay, the breach. */
 import { describe, expect, it } from 'vitest';
 import { ConsoleThrottle, DEFAULT_THROTTLE } from '../../src/modules/websocket/console-throttle.js';
 

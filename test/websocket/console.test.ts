@@ -5,7 +5,7 @@ import { ECHO_STARTUP } from '../helpers/containment.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { connected, eventually, type TestSocket, useLiveHarness } from './helpers.js';
 
-/** Console, power and stats over the socket (SPEC 11) against real processes run by the local daemon. */
+/** Console, power and stats over the socket (docs/reference/power-and-console.md#websocket) against real processes run by the local daemon. */
 describeEachDatabase('websocket console and power', (database) => {
   const h = useLiveHarness(database);
   const started: ServerRow[] = [];

@@ -23,7 +23,7 @@ function freePort(): Promise<number> {
 /**
  * The real `@devnote-dev/pterojs` websocket manager, unchanged: it asks the
  * token route, connects to the URL it names, authenticates with the token
- * and hears the console (SPEC 11).
+ * and hears the console (docs/reference/power-and-console.md#websocket).
  */
 describeEachDatabase('pterojs websocket manager', (database) => {
   const env: Record<string, string> = {};

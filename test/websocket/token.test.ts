@@ -10,7 +10,7 @@ import { socketUrl } from '../../src/modules/websocket/websocket.service.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 
-/** GET /servers/{server}/websocket (SPEC 11): Pterodactyl's answer and token. */
+/** GET /servers/{server}/websocket (docs/reference/power-and-console.md#websocket): Pterodactyl's answer and token. */
 describeEachDatabase('websocket token route', (database) => {
   const h = useHarness(database);
   const key = () => loadAppKey(h.dataDir, {});

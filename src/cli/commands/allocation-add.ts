@@ -6,8 +6,8 @@ import { characters, optionalOption } from './lookups.js';
 const ALIAS_MAX = 191;
 
 /**
- * `allocation:add --ip IP --ports P[,P-Q...] [--alias NAME]` (SPEC 13,
- * CONTRACT.md): adds free allocations; those that exist already are skipped,
+ * `allocation:add --ip IP --ports P[,P-Q...] [--alias NAME]` (docs/reference/network-and-allocations.md,
+ * docs/reference/cli.md): adds free allocations; those that exist already are skipped,
  * so `created` counts the new ones. IP is an IPv4 address of this machine or
  * 0.0.0.0 (every address); ports 1025-65535, at most 1000 in one range, never
  * the panel's own port on an address it listens on.

@@ -3,7 +3,7 @@ import { findAllocationsWithHolder } from '../../modules/allocations/allocations
 import { optionalOption, requireServer } from './lookups.js';
 
 /**
- * `allocation:list [--server S] [--free]` (SPEC 13, CONTRACT.md): every
+ * `allocation:list [--server S] [--free]` (docs/reference/network-and-allocations.md, docs/reference/cli.md): every
  * allocation in the order added, a server's, or the free ones; `server` is the
  * holder's UUID or null.
  */

@@ -6,7 +6,7 @@ import { ANY_ADDRESS } from '../../modules/allocations/allocations.repository.js
 import type { InitialAllocation } from '../../modules/allocations/allocations.service.js';
 
 /**
- * The admin command line's allocation options (SPEC 13, CONTRACT.md). Ports
+ * The admin command line's allocation options (docs/reference/network-and-allocations.md, docs/reference/cli.md). Ports
  * follow Pterodactyl's AssignmentService: above 1024 (a port below is a
  * system service's, and a server never runs as root) up to 65535, at most
  * 1000 in one range. Addresses are IPv4: the per-server network publishes
@@ -61,7 +61,7 @@ export function parseIpv4(value: string, option: string): string {
 
 /**
  * The IPv4 addresses of this machine's interfaces, as the kernel has them now,
- * less the host ends of servers' own veth pairs (SPEC 13): those are inside
+ * less the host ends of servers' own veth pairs (docs/reference/network-and-allocations.md): those are inside
  * addresses, never a place players can reach.
  */
 export function machineAddresses(): string[] {
@@ -114,7 +114,7 @@ export function parseAllocationLimit(value: string | undefined): number {
   return Number(value);
 }
 
-/** `--database-limit N`: how many databases the server's users may create (SPEC 17, default 0 as Pterodactyl). */
+/** `--database-limit N`: how many databases the server's users may create (docs/reference/accounts.md, default 0 as Pterodactyl). */
 export function parseDatabaseLimit(value: string): number {
   if (!/^\d{1,6}$/.test(value)) throw new CliError(`--database-limit must be a whole number from 0 to 999999, got "${value}"`);
   return Number(value);

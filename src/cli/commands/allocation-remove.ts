@@ -3,7 +3,7 @@ import { AllocationPoolError, removeAllocations } from '../../modules/allocation
 import { parseIpv4, parsePorts } from './allocation-options.js';
 
 /**
- * `allocation:remove --ip IP --ports P[,P-Q...]` (SPEC 13, CONTRACT.md):
+ * `allocation:remove --ip IP --ports P[,P-Q...]` (docs/reference/network-and-allocations.md, docs/reference/cli.md):
  * `removed` counts those that existed. Refused as a whole while a server holds
  * any of them. The address need not be the machine's any more: one that went
  * away can be cleaned up.

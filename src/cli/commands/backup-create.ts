@@ -5,7 +5,7 @@ import { findServerByReference } from '../../modules/servers/servers.repository.
 import { createBackupAndWait } from '../../modules/backups/backups.service.js';
 import { backupAttributes } from '../../modules/backups/backups.transformer.js';
 
-/** `backup:create --server S [--name N]`: makes a backup now and waits for it (CONTRACT.md). */
+/** `backup:create --server S [--name N]`: makes a backup now and waits for it (docs/reference/cli.md). */
 export const command: CliCommand = {
   name: 'backup:create',
   usage: '--server S [--name N]',

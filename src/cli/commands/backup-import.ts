@@ -7,7 +7,7 @@ import { backupAttributes } from '../../modules/backups/backups.transformer.js';
 
 /**
  * `backup:import --server S --file PATH.tar.gz [--name N]`: registers an existing
- * gzip tarball as a completed backup (CONTRACT.md). Its contents are judged at
+ * gzip tarball as a completed backup (docs/reference/cli.md). Its contents are judged at
  * restore time, not here.
  */
 export const command: CliCommand = {

@@ -8,7 +8,7 @@ import { importEgg } from '../../modules/eggs/eggs.service.js';
 const MAX_EGG_FILE_BYTES = 8 * 1024 * 1024;
 
 /**
- * `egg:import --file PATH` (SPEC 16, CONTRACT.md): a Pterodactyl (PTDL_v1,
+ * `egg:import --file PATH` (docs/reference/eggs-and-installs.md, docs/reference/cli.md): a Pterodactyl (PTDL_v1,
  * PTDL_v2) or Pelican (PLCN_v1..v3) egg export. An egg of the same uuid is
  * updated in place. Prints `{"id","name"}`; an invalid egg exits 1 with one
  * line saying why, and nothing is written.

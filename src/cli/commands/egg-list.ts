@@ -2,7 +2,7 @@ import type { CliCommand } from '../command.js';
 import { listEggs } from '../../modules/eggs/eggs.repository.js';
 import { eggImageNames } from '../../modules/eggs/eggs.service.js';
 
-/** `egg:list` (SPEC 16, CONTRACT.md): every egg, oldest first, with its images' names (the default first). */
+/** `egg:list` (docs/reference/eggs-and-installs.md, docs/reference/cli.md): every egg, oldest first, with its images' names (the default first). */
 export const command: CliCommand = {
   name: 'egg:list',
   usage: '',

@@ -3,8 +3,8 @@ import { optionalOption } from './lookups.js';
 import { imageCommandError, showProgress } from './image-errors.js';
 
 /**
- * `image:build --name N --packages "P ..." [--suite SUITE]` (SPEC 16,
- * CONTRACT.md): builds an image from Debian's packages with mmdebstrap (a
+ * `image:build --name N --packages "P ..." [--suite SUITE]` (docs/reference/eggs-and-installs.md,
+ * docs/reference/cli.md): builds an image from Debian's packages with mmdebstrap (a
  * minute or so; its progress goes to standard error), or rebuilds it: the new
  * version is switched in atomically, running servers keep the old one until
  * their next start (docs/IMAGES.md).

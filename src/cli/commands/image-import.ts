@@ -3,7 +3,7 @@ import { requireOption, type CliCommand } from '../command.js';
 import { imageCommandError, showProgress } from './image-errors.js';
 
 /**
- * `image:import --name N --file PATH` (SPEC 16, CONTRACT.md): a `docker save`
+ * `image:import --name N --file PATH` (docs/reference/eggs-and-installs.md, docs/reference/cli.md): a `docker save`
  * archive or an OCI archive becomes image N (replacing one of that name
  * atomically, as image:build does); skopeo and umoci do the unpacking.
  */

@@ -8,7 +8,7 @@ interface ListedImage {
 }
 
 /**
- * `image:list` (SPEC 16, CONTRACT.md): every image on this node, `host` first;
+ * `image:list` (docs/reference/eggs-and-installs.md, docs/reference/cli.md): every image on this node, `host` first;
  * `created_at` is ISO 8601 (null for `host`, which was never made).
  */
 export const command: CliCommand = {

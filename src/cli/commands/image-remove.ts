@@ -3,7 +3,7 @@ import { findServersOnImage } from '../../modules/images/images.repository.js';
 import { imageCommandError } from './image-errors.js';
 
 /**
- * `image:remove --name N` (SPEC 16, CONTRACT.md): refused while any server is
+ * `image:remove --name N` (docs/reference/eggs-and-installs.md, docs/reference/cli.md): refused while any server is
  * set to run on it (servers.image = N, running or not) and for `host`. A box
  * still running on it (a server moved to another image since its start) keeps
  * its version until it stops (docs/IMAGES.md).

@@ -2,7 +2,7 @@ import type { CliCommand } from '../command.js';
 import type { ServiceCommand } from './service.js';
 
 /**
- * Every admin command by name (CONTRACT.md). Each is loaded only when asked for:
+ * Every admin command by name (docs/reference/cli.md). Each is loaded only when asked for:
  * `user:create` should not pay for loading the HTTP app.
  */
 export const COMMANDS: Readonly<Record<string, () => Promise<CliCommand | ServiceCommand>>> = {

@@ -4,7 +4,7 @@ import { characters, listOption, optionalOption, requireUser } from './lookups.j
 
 const DESCRIPTION_MAX = 500;
 
-/** `key:create --user USER [--description D] [--allowed-ips IP,CIDR,...]` (CONTRACT.md). The token is shown only here. */
+/** `key:create --user USER [--description D] [--allowed-ips IP,CIDR,...]` (docs/reference/cli.md). The token is shown only here. */
 export const command: CliCommand = {
   name: 'key:create',
   usage: '--user USER [--description D] [--allowed-ips IP,CIDR,...]',

@@ -2,7 +2,7 @@ import { CliError, requireOption, type CliCommand } from '../command.js';
 import { findApiKeyByIdentifier, revokeApiKey } from '../../modules/keys/keys.repository.js';
 
 /**
- * `key:revoke --identifier ID` (CONTRACT.md): the key stops working at once, in
+ * `key:revoke --identifier ID` (docs/reference/cli.md): the key stops working at once, in
  * every instance (keys are read on every request). Revoking a revoked key
  * succeeds; an unknown identifier fails.
  */

@@ -24,7 +24,7 @@ export function parseBackupLimit(value: string | undefined): number {
   return Number(value);
 }
 
-/** The largest value each limit flag takes (SPEC 10, Pterodactyl's units; 0 = unlimited). */
+/** The largest value each limit flag takes (docs/reference/containment.md, Pterodactyl's units; 0 = unlimited). */
 const LIMIT_FLAGS = {
   memory: { max: 2_147_483_647, unit: 'MiB' },
   cpu: { max: 100_000, unit: 'percent of one core' },
@@ -44,7 +44,7 @@ export function parseLimitFlag(flag: keyof typeof LIMIT_FLAGS, value: string): n
 
 /**
  * --memory, --cpu and --disk default to 0 (unlimited); --pids to null, the daemon's default (512 when
- * confined); --inodes to null, 1 per 4 KiB of the disk limit (SPEC 10).
+ * confined); --inodes to null, 1 per 4 KiB of the disk limit (docs/reference/containment.md).
  */
 export function parseLimits(options: {
   memory?: string;
@@ -93,12 +93,12 @@ function variableOptions(options: CliOptions): string[] {
 
 /**
  * `server:create --owner USER --name N [--startup CMD] [--stop-command LINE] [--backup-limit N]
- * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N] [--inodes N]` (CONTRACT.md). Without --startup the
+ * [--memory MiB] [--cpu PERCENT] [--disk MiB] [--pids N] [--inodes N]` (docs/reference/cli.md). Without --startup the
  * server has a volume but no process. Limits are Pterodactyl's units (cpu 100 = one core),
  * 0 = unlimited; without --pids the daemon chooses (512 when confined).
- * `--allocation IP:PORT|auto` (SPEC 13): its primary allocation; auto (the default) takes the first free
+ * `--allocation IP:PORT|auto` (docs/reference/network-and-allocations.md): its primary allocation; auto (the default) takes the first free
  * one, none when none is free; `--allocation-limit N` how many its users may hold (default 0).
- * `--egg ID [--image NAME] [--variable KEY=VALUE ...]` (SPEC 16): a server made from an egg (its startup
+ * `--egg ID [--image NAME] [--variable KEY=VALUE ...]` (docs/reference/eggs-and-installs.md): a server made from an egg (its startup
  * unless --startup, its stop command unless --stop-command, the image its first unless --image, every
  * variable checked by its rules with the defaults filled in), then installed (the egg's script); waits for
  * the install and prints `status` too. Rows in one transaction: a refused variable leaves nothing.

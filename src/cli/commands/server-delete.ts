@@ -7,7 +7,7 @@ import { deleteServer, ServerDeletionRefused } from '../../modules/settings/serv
 const FULL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * `server:delete --server S [--force]` (CONTRACT.md, SPEC 16): the server, its
+ * `server:delete --server S [--force]` (docs/reference/cli.md, docs/reference/eggs-and-installs.md): the server, its
  * rows and its files (modules/settings/server-deletion.ts says what goes and
  * in which order). Refused while it runs unless --force. Given the full UUID
  * of a server whose row is already gone (a deletion a crash cut short), it

@@ -8,7 +8,7 @@ import { openInstallDaemon } from './install-daemon.js';
 import { requireServer } from './lookups.js';
 
 /**
- * `server:reinstall --server S` (CONTRACT.md, SPEC 16): stops the server,
+ * `server:reinstall --server S` (docs/reference/cli.md, docs/reference/eggs-and-installs.md): stops the server,
  * runs its egg's install script again on its volume, waits for the end and
  * prints `{"uuid", "status"}` (status null, or `install_failed`; the reason is
  * the install log's last line, `logs/<uuid>.install.log`). Allowed from a

@@ -14,7 +14,7 @@ const SETTABLE: Readonly<Record<string, ServerStatus | null>> = {
 
 /**
  * `server:status --server S --set none|installing|install_failed|suspended [--force]`
- * (CONTRACT.md). A restore in progress is refused; `--set none --force` clears
+ * (docs/reference/cli.md). A restore in progress is refused; `--set none --force` clears
  * one that is stuck (its recovery failed): its row goes, its files on this node
  * are settled (the volume left as the old or the restored tree) and removed.
  */

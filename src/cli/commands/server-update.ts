@@ -14,10 +14,10 @@ const LIMIT_COLUMNS = {
 
 /**
  * `server:update --server S` with any of `--name N --startup CMD --stop-command LINE --image NAME --memory
- * --cpu --disk --pids --inodes --allocation-limit N --backup-limit N` (CONTRACT.md, SPEC 16). Each value is
+ * --cpu --disk --pids --inodes --allocation-limit N --backup-limit N` (docs/reference/cli.md, docs/reference/eggs-and-installs.md). Each value is
  * checked as server:create checks it; `--image` must exist on this node (image:list). Nothing is changed
  * unless every value is valid; one UPDATE writes them all. A running server keeps what it started with: the
- * change applies at its next start. `--database-limit` is not taken: there are no databases yet (SPEC 17).
+ * change applies at its next start. `--database-limit` is not taken: there are no databases yet (docs/reference/accounts.md).
  */
 export const command: CliCommand = {
   name: 'server:update',

@@ -4,7 +4,7 @@ import type { CliCommand } from '../command.js';
 import { optionalOption, requireServer } from './lookups.js';
 
 /**
- * `servers:stop [--server S]` (CONTRACT.md, SPEC 14): stops running servers at
+ * `servers:stop [--server S]` (docs/reference/cli.md, docs/reference/power-and-console.md#servers-outlive-the-service): stops running servers at
  * any time, whether the service runs or not. Each is stopped as a power stop
  * from another instance would: its stop command (or SIGTERM), its grace
  * period, then SIGKILL; a running service notices the end and cleans up after

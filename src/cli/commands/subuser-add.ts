@@ -4,7 +4,7 @@ import { upsertSubuser } from '../../modules/subusers/subusers.repository.js';
 import { listOption, requireServer, requireUser } from './lookups.js';
 
 /**
- * `subuser:add --server S --user USER --permissions p1,p2,...` (CONTRACT.md).
+ * `subuser:add --server S --user USER --permissions p1,p2,...` (docs/reference/cli.md).
  * On an existing subuser the permissions are replaced, not merged; the
  * server's owner holds every permission already and cannot be a subuser.
  */

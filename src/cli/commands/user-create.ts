@@ -21,7 +21,7 @@ export function isEmail(email: string): boolean {
   return characters(email) <= 191 && EMAIL.test(email);
 }
 
-/** `user:create --username U --email E [--admin] [--password-stdin]` (CONTRACT.md). */
+/** `user:create --username U --email E [--admin] [--password-stdin]` (docs/reference/cli.md). */
 export const command: CliCommand = {
   name: 'user:create',
   usage: '--username U --email E [--admin] [--password-stdin]',

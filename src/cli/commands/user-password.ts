@@ -4,7 +4,7 @@ import { readNewPassword, requireUser } from './lookups.js';
 
 /**
  * `user:password --user USER`, the new password on standard input, one line
- * (CONTRACT.md). Every session of the user ends with the change; their API
+ * (docs/reference/cli.md). Every session of the user ends with the change; their API
  * keys keep working.
  */
 export const command: CliCommand = {

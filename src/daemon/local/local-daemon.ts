@@ -35,7 +35,7 @@ import { removeServerFiles, sweepRemovedVolumes } from './volume/remove-server.j
 import { sweepStaleStaging } from './files/decompress.js';
 import { DiskUsageCache, diskLimitBytes, inodeLimit, overLimit, type VolumeUsage } from './volume/disk-usage.js';
 
-/** A confined server's volume folder: its own uid's only (SPEC 10). */
+/** A confined server's volume folder: its own uid's only (docs/reference/containment.md). */
 const VOLUME_MODE = 0o700;
 
 export interface LocalDaemonPaths {
@@ -54,23 +54,23 @@ export function localDaemonPaths(dataDir: string): LocalDaemonPaths {
   };
 }
 
-/** The daemon on this machine: a volume folder and a child process per server, gzip tarballs for backups (SPEC 7). */
+/** The daemon on this machine: a volume folder and a child process per server, gzip tarballs for backups (docs/reference/schedules.md#running-schedules). */
 export class LocalDaemon implements Daemon {
   readonly paths: LocalDaemonPaths;
   private readonly processes: ProcessSupervisor;
-  /** Set when server processes run confined (SPEC 10): their volumes belong to its uid. */
+  /** Set when server processes run confined (docs/reference/containment.md): their volumes belong to its uid. */
   private readonly containers: ContainerRuntime | null;
   /** Memory and CPU of running servers every 2 s, for `/resources` (a CPU rate needs two samples). */
   private readonly usage: UsageSampler;
   private readonly serversOnShutdown: 'keep' | 'stop';
-  /** Volume sizes (SPEC 10's disk limit): one walk of a volume at a time, however many ask. */
+  /** Volume sizes (docs/reference/containment.md's disk limit): one walk of a volume at a time, however many ask. */
   private readonly diskUsageCache = new DiskUsageCache();
-  /** Disk and inode limits held while servers run (SPEC 10): over one, a server is stopped. */
+  /** Disk and inode limits held while servers run (docs/reference/containment.md): over one, a server is stopped. */
   private readonly diskWatch: DiskWatch;
   private readonly diskLimitListeners = new Set<(serverUuid: string) => void>();
-  /** A server's files (SPEC 15): the routes', SFTP's and installs' one way into a volume. */
+  /** A server's files (docs/reference/files-and-sftp.md): the routes', SFTP's and installs' one way into a volume. */
   readonly files: LocalFiles;
-  /** The node's images (SPEC 16), under `DATA_DIR/images`. */
+  /** The node's images (docs/reference/eggs-and-installs.md), under `DATA_DIR/images`. */
   readonly images: LocalImages;
   private readonly installer: LocalInstaller;
   private readonly restores: LocalRestores;
@@ -83,9 +83,9 @@ export class LocalDaemon implements Daemon {
       /** CONSOLE_LOG_MB in bytes: where `logs/<uuid>.log` is rotated (default 50 MiB). */
       consoleLogBytes?: number;
       logger?: ConstructorParameters<typeof ProcessSupervisor>[0]['logger'];
-      /** From resolveContainment(): run each server in a container (SPEC 10); null or absent = unconfined. */
+      /** From resolveContainment(): run each server in a container (docs/reference/containment.md); null or absent = unconfined. */
       containers?: ContainerRuntime | null;
-      /** SERVERS_ON_SHUTDOWN (SPEC 14): `keep` leaves confined servers running at close; `stop` (the default here) stops them. */
+      /** SERVERS_ON_SHUTDOWN (docs/reference/power-and-console.md#servers-outlive-the-service): `keep` leaves confined servers running at close; `stop` (the default here) stops them. */
       serversOnShutdown?: 'keep' | 'stop';
       /** How often running servers' volumes are measured against their limits (default 10 s). */
       diskWatchIntervalMs?: number;
@@ -172,9 +172,9 @@ export class LocalDaemon implements Daemon {
     this.usage.track(serverUuid, () => this.processes.usage(serverUuid));
   }
 
-  /** Call once at start: adopts the servers an instance that is gone left running (SPEC 14), stops what it cannot adopt. */
+  /** Call once at start: adopts the servers an instance that is gone left running (docs/reference/power-and-console.md#servers-outlive-the-service), stops what it cannot adopt. */
   async start(): Promise<void> {
-    // Inside DATA_DIR (0700), and as private themselves (SPEC 10).
+    // Inside DATA_DIR (0700), and as private themselves (docs/reference/containment.md).
     await Promise.all(Object.values(this.paths).map((dir) => fs.mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE })));
     // A live instance's install (a `server:reinstall` beside us) keeps the server's network.
     await this.processes.reapOrphans((uuid) => this.installer.runsElsewhereSync(uuid));
@@ -232,12 +232,12 @@ export class LocalDaemon implements Daemon {
     return uid === undefined ? undefined : { uid, gid: uid };
   }
 
-  /** Told when the kernel killed a server for using more memory than its limit (SPEC 10). */
+  /** Told when the kernel killed a server for using more memory than its limit (docs/reference/containment.md). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void {
     return this.processes.onOutOfMemory(listener);
   }
 
-  /** Console output as the server prints it (SPEC 11): one reader of its console log per server, however many watch. */
+  /** Console output as the server prints it (docs/reference/power-and-console.md#websocket): one reader of its console log per server, however many watch. */
   watchConsole(server: DaemonServer, onLine: (line: string) => void): () => void {
     return this.consoleTails().watch(server.uuid, onLine);
   }
@@ -291,7 +291,7 @@ export class LocalDaemon implements Daemon {
   }
 
   /**
-   * A running server passed its disk or inode limit (SPEC 10): the console
+   * A running server passed its disk or inode limit (docs/reference/containment.md): the console
    * line first (the console's readers see why), the listeners (the activity
    * log), then a stop as the user's (stop command, then signals after the
    * grace period).
@@ -316,7 +316,7 @@ export class LocalDaemon implements Daemon {
       );
   }
 
-  /** Told when a running server was stopped for passing its disk or inode limit (SPEC 10). */
+  /** Told when a running server was stopped for passing its disk or inode limit (docs/reference/containment.md). */
   onDiskLimit(listener: (serverUuid: string) => void): () => void {
     this.diskLimitListeners.add(listener);
     return () => this.diskLimitListeners.delete(listener);
@@ -327,10 +327,10 @@ export class LocalDaemon implements Daemon {
   }
 
   /**
-   * SPEC 10's figures: memory and CPU from the sampler (a confined server's
+   * docs/reference/containment.md's figures: memory and CPU from the sampler (a confined server's
    * cgroup, or a plain process group's /proc entries), disk measured on the
    * volume (at most 10 s old), uptime since the process started; network
-   * from a confined server's own veth (SPEC 13), 0 on the host's network,
+   * from a confined server's own veth (docs/reference/network-and-allocations.md), 0 on the host's network,
    * where a process has no counters of its own.
    */
   async resources(server: DaemonServer): Promise<ServerResources> {
@@ -376,7 +376,7 @@ export class LocalDaemon implements Daemon {
     await this.refuseOverDiskLimit(server, 'starting it');
   }
 
-  /** DaemonBusyError (409) when the server's volume is over its disk or inode limit (SPEC 10). */
+  /** DaemonBusyError (409) when the server's volume is over its disk or inode limit (docs/reference/containment.md). */
   private async refuseOverDiskLimit(server: DaemonServer, before: string): Promise<void> {
     if (diskLimitBytes(server.limits) === null && inodeLimit(server.limits) === null) return;
     let usage: VolumeUsage;
@@ -473,7 +473,7 @@ export class LocalDaemon implements Daemon {
     await removeServerFiles(this.paths, server.uuid);
   }
 
-  /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (SPEC 14). */
+  /** Servers whose pid file names a live process: this instance's, another's, or one a gone instance left (docs/reference/power-and-console.md#servers-outlive-the-service). */
   runningServers(): string[] {
     return pidFileServers(this.paths.run).filter((uuid) => this.processes.state(uuid) !== 'offline');
   }

@@ -112,7 +112,7 @@ export function initialMigration(dialect: DialectName) {
         .addColumn('properties', 'text', (c) => c.notNull().defaultTo('{}'))
         .addColumn('timestamp', 'bigint', (c) => c.notNull())
         .execute();
-      // The listing (SPEC 3) reads one server's entries in timestamp-then-insertion order.
+      // The listing (docs/reference/activity.md#listing) reads one server's entries in timestamp-then-insertion order.
       await db.schema
         .createIndex('activity_logs_server_timestamp_index')
         .on('activity_logs')

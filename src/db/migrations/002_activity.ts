@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * The activity log's listing structures (SPEC 3, docs/PERFORMANCE.md).
+ * The activity log's listing structures (docs/reference/activity.md#listing, docs/PERFORMANCE.md).
  *
  * - `activity_logs.seq`: the entry's place in its server's log, 1, 2, 3, ...
  *   with no gaps between the oldest and the newest live entry (pruning removes

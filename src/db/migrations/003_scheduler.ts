@@ -2,7 +2,7 @@ import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * The scheduler's durable state (SPEC 7, docs/SCHEDULER.md). A run lives in the
+ * The scheduler's durable state (docs/reference/schedules.md#running-schedules, docs/SCHEDULER.md). A run lives in the
  * schedule's row, not in a timer: who holds it and until when (claimed_by,
  * lease_expires_at), which claim it is (run_number, the fencing token every
  * progress write checks), how far it got (run_cursor: the sequence_id of the

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * Who is doing what to a server's files (SPEC 9, docs/RESTORE.md "Crash
+ * Who is doing what to a server's files (docs/reference/backups-and-restores.md#durability, docs/RESTORE.md "Crash
  * safety"). A restore in progress has a row in `backup_restores`, inserted
  * with the status `restoring_backup` and deleted with its return to null; a
  * backup being written names its owner. Both carry the owning instance's id

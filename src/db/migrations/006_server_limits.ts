@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * A server's limits (SPEC 10, Pterodactyl's units; 0 = unlimited): memory and
+ * A server's limits (docs/reference/containment.md, Pterodactyl's units; 0 = unlimited): memory and
  * disk in MiB, cpu in percent of one core. `pids` null leaves the choice to the
  * daemon (512 when confined); 0 is unlimited. Existing servers get no limits.
  */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * Sign-in for people (SPEC 12): a password per user (null: cannot sign in),
+ * Sign-in for people (docs/reference/web-console.md): a password per user (null: cannot sign in),
  * the sessions a sign-in opens, and the sign-in attempts the throttle counts.
  * A session's id is the SHA-256 of the token in the cookie, never the token:
  * whoever reads the table cannot act as its users.

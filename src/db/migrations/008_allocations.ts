@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * Allocations (SPEC 13, Pterodactyl's `allocations` table): an address and port
+ * Allocations (docs/reference/network-and-allocations.md, Pterodactyl's `allocations` table): an address and port
  * of this machine that players reach one server on. A row with `server_id` null
  * is free. A server names its primary one (`servers.allocation_id`, what
  * SERVER_IP and SERVER_PORT come from) and how many its users may hold

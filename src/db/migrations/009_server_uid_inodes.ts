@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * Per-server uids and inode limits (SPEC 10, issue 18).
+ * Per-server uids and inode limits (docs/reference/containment.md, issue 18).
  *
  * `uid_slot`: which uid of SERVER_UID_RANGE the server's processes run as
  * (first + slot), unique across every instance sharing the database, so that

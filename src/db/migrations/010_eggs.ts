@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * Eggs, their variables and each server's values of them (SPEC 16,
+ * Eggs, their variables and each server's values of them (docs/reference/eggs-and-installs.md,
  * Pterodactyl's `eggs`, `egg_variables` and `server_variables`), and what a
  * server runs on: `servers.egg_id` (null = no egg: a plain startup command),
  * `servers.image` (an image's name; null = `host`, the machine's own /usr),

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DialectName } from '../database.js';
 
 /**
- * Account security and databases (SPEC 17):
+ * Account security and databases (docs/reference/accounts.md):
  *
  * - `users.totp_secret` (encrypted with the app key, src/secrets.ts; null
  *   until two-factor is set up), `users.totp_authenticated_at` (when it was

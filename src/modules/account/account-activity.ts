@@ -8,7 +8,7 @@ import { activityItem } from '../activity/activity.transformer.js';
 import { findUserActivityPage, insertUserActivity } from './account-activity.repository.js';
 
 /**
- * An account's own events (SPEC 17), apart from the servers' activity log,
+ * An account's own events (docs/reference/accounts.md), apart from the servers' activity log,
  * under Pterodactyl's names: `auth:success`, `auth:fail`, `auth:checkpoint`,
  * `auth:token`, `auth:recovery-token`, `auth:sftp.fail` (a wrong SFTP
  * password, `method`), `user:api-key.create|delete`,

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/database.js';
 import type { UserRow } from '../../db/schema.js';
 
-/** The rows behind an account's email and two-factor (SPEC 17). */
+/** The rows behind an account's email and two-factor (docs/reference/accounts.md). */
 
 /** Whether another user already has `email`, compared case-insensitively. */
 export async function emailTakenByOther(db: Queryable, userId: number, email: string): Promise<boolean> {

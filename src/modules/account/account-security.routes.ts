@@ -22,7 +22,7 @@ const AccountActivityQuery = Type.Object({
 const loose = (...names: string[]) => Type.Object(Object.fromEntries(names.map((n) => [n, Type.Optional(Type.Unknown())])));
 
 /**
- * The account's security routes (SPEC 17, docs/ACCOUNT.md): email, its own
+ * The account's security routes (docs/reference/accounts.md, docs/ACCOUNT.md): email, its own
  * activity, two-factor and SSH keys, at Pterodactyl's paths. Bodies are only
  * typed here: the services check them for Laravel's messages and order.
  */

@@ -7,7 +7,7 @@ import { recordActorEvent } from './account-activity.js';
 import { deleteSshKey, insertSshKey, listSshKeysOfUser, sshKeyExists, type SshKeyRow } from './ssh-keys.repository.js';
 
 /**
- * An account's SSH public keys (SPEC 17; Pterodactyl's SSHKeyController and
+ * An account's SSH public keys (docs/reference/accounts.md; Pterodactyl's SSHKeyController and
  * StoreSSHKeyRequest), which SFTP accepts for `publickey` sign-in. Keys are
  * parsed with ssh2; DSA and RSA under 2,048 bits are refused, with
  * Pterodactyl's messages. The fingerprint is OpenSSH's `SHA256:...`.

@@ -17,7 +17,7 @@ import {
 import { acceptTotpCode, newTotpSecret, totpUri } from './totp.js';
 
 /**
- * Two-factor TOTP (SPEC 17; Pterodactyl's TwoFactorController,
+ * Two-factor TOTP (docs/reference/accounts.md; Pterodactyl's TwoFactorController,
  * TwoFactorSetupService and ToggleTwoFactorService). The secret is stored
  * sealed with the app key, pending until a code proves the app has it; then
  * ten recovery tokens are shown once and stored as SHA-256.

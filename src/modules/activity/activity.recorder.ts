@@ -27,7 +27,7 @@ export interface ActivityEntry {
 
 /**
  * Writes one activity entry. Call it with the transaction that makes the change it
- * records, so that the two commit together or not at all (SPEC 2.3). Called with
+ * records, so that the two commit together or not at all (docs/reference/activity.md#entries). Called with
  * the database itself, it opens a transaction of its own.
  *
  * Make it the last write of the transaction: it locks the server's activity

@@ -11,7 +11,7 @@ export function registerActivityRoutes(app: FastifyInstance, deps: AppDeps) {
   clientRoute(app, {
     method: 'GET',
     url: '/servers/:server/activity',
-    summary: "List a server's activity log, newest first (SPEC 3)",
+    summary: "List a server's activity log, newest first (docs/reference/activity.md#listing)",
     permission: 'activity.read',
     querystring: ActivityListQuerySchema,
     handler: (request, reply) => {

@@ -4,7 +4,7 @@ import { integerParam } from '../../http/query.js';
 import type { ActivityListQuery } from './activity.types.js';
 
 /**
- * The listing's query (SPEC 3). The schema documents the parameters in the
+ * The listing's query (docs/reference/activity.md#listing). The schema documents the parameters in the
  * OpenAPI document but constrains nothing: the rules below decide between a
  * 400 (unknown sort or filter, `filter` not an object) and a 422 (a bad value),
  * which a schema failure could not tell apart.
@@ -32,7 +32,7 @@ function given(value: unknown): unknown {
   return trimmed === '' || trimmed === null ? undefined : trimmed;
 }
 
-/** Turns the parsed query string into a listing request, or the SPEC 1.2 error. */
+/** Turns the parsed query string into a listing request, or the docs/reference/api.md#errors error. */
 export function parseActivityQuery(raw: Readonly<Record<string, unknown>> | undefined): ActivityListQuery {
   const q = raw ?? {};
 

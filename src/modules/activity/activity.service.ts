@@ -19,7 +19,7 @@ export interface ListingTarget {
 
 export interface ActivityService {
   /**
-   * A server's activity listing (SPEC 3) as the JSON text of the response, for
+   * A server's activity listing (docs/reference/activity.md#listing) as the JSON text of the response, for
    * the user `userId`. `rawQuery`: the parsed query string; `url`: the
    * request's, which names the listing in the cache and in the pagination links.
    */

@@ -3,7 +3,7 @@ import { item } from '../../http/envelopes.js';
 import { userAttributes } from '../users/users.transformer.js';
 import type { ActivityListRow, ActivityViewer } from './activity.types.js';
 
-/** The properties each event is written with (SPEC 2.3); any other key is "additional metadata". */
+/** The properties each event is written with (docs/reference/activity.md#entries); any other key is "additional metadata". */
 const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:schedule.create': ['name'],
   'server:schedule.update': ['name', 'active'],
@@ -25,7 +25,7 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   // Quetzal's own (docs/DECISIONS.md): a run resumed or closed after its instance died.
   'server:schedule.resume': ['name'],
   'server:schedule.abandon': ['name'],
-  // SPEC 16: POST /settings/reinstall and `server:reinstall` (Pterodactyl's name).
+  // docs/reference/eggs-and-installs.md: POST /settings/reinstall and `server:reinstall` (Pterodactyl's name).
   'server:reinstall': [],
   'server:power.start': [],
   'server:power.stop': [],
@@ -33,7 +33,7 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:power.kill': [],
   'server:console.command': ['command'],
   'server:file.delete': ['directory', 'files'],
-  // SPEC 15: the file routes (src/modules/files), Pterodactyl's names and properties.
+  // docs/reference/files-and-sftp.md: the file routes (src/modules/files), Pterodactyl's names and properties.
   'server:file.read': ['file'],
   'server:file.download': ['file'],
   'server:file.write': ['file'],
@@ -47,22 +47,22 @@ const LISTED_PROPERTIES: Record<string, readonly string[]> = {
   'server:file.pull.fail': ['directory', 'url', 'error'],
   'server:file.uploaded': ['directory', 'file'],
   'server:backup.download': ['name'],
-  // SPEC 10: the kernel killed the server's process for using more memory than its limit.
+  // docs/reference/containment.md: the kernel killed the server's process for using more memory than its limit.
   'server:process.oom': [],
-  // SPEC 13, as Pterodactyl's activity translations name them.
+  // docs/reference/network-and-allocations.md, as Pterodactyl's activity translations name them.
   'server:allocation.create': ['allocation'],
   'server:allocation.notes': ['allocation', 'old', 'new'],
   'server:allocation.primary': ['allocation'],
   'server:allocation.delete': ['allocation'],
-  // SPEC 10: the daemon stopped the server for passing its disk or inode limit while running.
+  // docs/reference/containment.md: the daemon stopped the server for passing its disk or inode limit while running.
   'server:process.disk-limit': [],
-  // SPEC 15: SFTP sessions (Wings' sftp events; Pterodactyl adds using_sftp).
+  // docs/reference/files-and-sftp.md: SFTP sessions (Wings' sftp events; Pterodactyl adds using_sftp).
   'server:sftp.write': ['files'],
   'server:sftp.create': ['files'],
   'server:sftp.create-directory': ['files'],
   'server:sftp.delete': ['files'],
   'server:sftp.rename': ['from', 'to'],
-  // SPEC 16: startup and settings (Pterodactyl's StartupController and SettingsController).
+  // docs/reference/eggs-and-installs.md: startup and settings (Pterodactyl's StartupController and SettingsController).
   'server:startup.edit': ['variable', 'old', 'new'],
   'server:startup.image': ['old', 'new'],
   'server:settings.rename': ['old', 'new'],
@@ -73,7 +73,7 @@ const NEVER_ADDITIONAL = ['ip', 'useragent', 'using_sftp'];
 function parseProperties(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    // Laravel stores an empty collection as []: it reads as {} (SPEC 2.3).
+    // Laravel stores an empty collection as []: it reads as {} (docs/reference/activity.md#entries).
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
   } catch {
     return {};
@@ -85,12 +85,12 @@ export function hasAdditionalMetadata(event: string, properties: Record<string, 
   return Object.keys(properties).some((key) => !listed.includes(key) && !NEVER_ADDITIONAL.includes(key));
 }
 
-/** The IP rule of SPEC 2.3: the entry's own actor, the server owner and root admins see it. */
+/** The IP rule of docs/reference/activity.md#entries: the entry's own actor, the server owner and root admins see it. */
 export function viewerSeesIp(viewer: ActivityViewer, actorId: number | null): boolean {
   return viewer.seesAllIps || (actorId !== null && actorId === viewer.userId);
 }
 
-/** `activity_log`, with the actor both beside and inside the attributes (SPEC 2.3). */
+/** `activity_log`, with the actor both beside and inside the attributes (docs/reference/activity.md#entries). */
 export function activityItem(row: ActivityListRow, viewer: ActivityViewer) {
   const seesIp = viewerSeesIp(viewer, row.actor_id);
   const properties = parseProperties(row.properties);

@@ -18,7 +18,7 @@ export interface ActivityListQuery {
   actor?: string;
 }
 
-/** Who is reading: the IP rule of SPEC 2.3 and 3 depends on it. */
+/** Who is reading: the IP rule of docs/reference/activity.md#entries and docs/reference/activity.md#listing depends on it. */
 export interface ActivityViewer {
   userId: number;
   /** The server's owner or a root admin: sees every IP. */

@@ -10,7 +10,7 @@ import { allocationName } from './allocations.transformer.js';
 
 /**
  * The machine's pool of allocations, as the admin command line keeps it
- * (SPEC 13: allocation:add and allocation:remove). The command line checks the
+ * (docs/reference/network-and-allocations.md: allocation:add and allocation:remove). The command line checks the
  * address and ports; this keeps the pool consistent.
  */
 

@@ -4,7 +4,7 @@ import type { AllocationRow, NewAllocation, ServerRow } from '../../db/schema.js
 /** An allocation with the UUID of the server holding it (null when free): what the admin command line lists. */
 type AllocationWithHolder = AllocationRow & { server_uuid: string | null };
 
-/** Every address of the machine (SPEC 13): one allocation on it publishes the port on all of them. */
+/** Every address of the machine (docs/reference/network-and-allocations.md): one allocation on it publishes the port on all of them. */
 export const ANY_ADDRESS = '0.0.0.0';
 
 /** Rows per INSERT: 8 columns each keeps every statement far below SQLite's bound-parameter limit. */
@@ -103,7 +103,7 @@ export async function findAllocationsOfServers(
   return byServer;
 }
 
-/** One allocation, only if `serverId` holds it: any other is a 404 (SPEC 1.2). */
+/** One allocation, only if `serverId` holds it: any other is a 404 (docs/reference/api.md#errors). */
 export async function findAllocationOfServer(
   db: Queryable,
   allocationId: number,

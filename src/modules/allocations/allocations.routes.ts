@@ -12,7 +12,7 @@ import {
 import { allocationItem, allocationList } from './allocations.transformer.js';
 
 /**
- * A server's allocations (SPEC 13), Pterodactyl's NetworkAllocationController.
+ * A server's allocations (docs/reference/network-and-allocations.md), Pterodactyl's NetworkAllocationController.
  * A change takes effect at the server's next start, as in Pterodactyl.
  */
 export function registerAllocationRoutes(app: FastifyInstance, deps: AppDeps) {

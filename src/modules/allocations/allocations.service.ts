@@ -27,7 +27,7 @@ type Deps = Pick<AppDeps, 'db' | 'clock'>;
 /** How many times a pick is retried when a concurrent assignment took the free allocation first. */
 const CLAIM_ATTEMPTS = 20;
 
-/** A server's allocations, primary first then in the order they were given, as the daemon publishes them (SPEC 13). */
+/** A server's allocations, primary first then in the order they were given, as the daemon publishes them (docs/reference/network-and-allocations.md). */
 export async function allocationsForDaemon(
   db: Queryable,
   server: Pick<ServerRow, 'id' | 'allocation_id'>,
@@ -196,7 +196,7 @@ export async function removeAllocation(deps: Deps, server: ServerRow, allocation
 /** What `server:create --allocation` asks for: a given address and port, or the first free one. */
 export type InitialAllocation = { kind: 'auto' } | { kind: 'exact'; ip: string; port: number };
 
-/** `--allocation IP:PORT` that cannot be given (SPEC 13): it does not exist, or another server holds it. */
+/** `--allocation IP:PORT` that cannot be given (docs/reference/network-and-allocations.md): it does not exist, or another server holds it. */
 export class AllocationUnavailableError extends Error {}
 
 /** Throws what assignInitialAllocation would for an exact one, before anything is made (a volume is not in the transaction). */

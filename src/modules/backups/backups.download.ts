@@ -1,5 +1,5 @@
 /**
- * `GET /backups/{backup}/download` (SPEC 15): a signed URL for the archive
+ * `GET /backups/{backup}/download` (docs/reference/files-and-sftp.md): a signed URL for the archive
  * of a backup that completed. A backup still being written, or one that
  * failed, has no archive to give: a 400, as Pterodactyl refuses it.
  */

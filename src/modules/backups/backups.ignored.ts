@@ -1,7 +1,7 @@
 import { ValidationError } from '../../http/errors.js';
 
 /**
- * The bounds on a backup's `ignored` patterns (SPEC 9, bounded work): every
+ * The bounds on a backup's `ignored` patterns (docs/reference/backups-and-restores.md#durability, bounded work): every
  * file of the volume is matched against each pattern, so their number and
  * size are what a backup's matching costs.
  */

@@ -19,7 +19,7 @@ import {
 } from './file-operations.repository.js';
 
 /**
- * Restores and backups whose instance died (SPEC 9, docs/RESTORE.md "Crash
+ * Restores and backups whose instance died (docs/reference/backups-and-restores.md#durability, docs/RESTORE.md "Crash
  * safety"): run at every start of `serve` and `worker`, before HTTP or the
  * scheduler, and then every RECOVERY_INTERVAL_MS, so that a live instance takes
  * over a dead one's work within a minute.
@@ -60,7 +60,7 @@ export async function recoverFileOperations(deps: RecoveryDeps, log: RecoveryLog
       if (outcome === 'rolled-back') report.rolledBack += 1;
       if (outcome !== undefined) log.info({ restore: row.id, server: row.server_id, outcome }, 'interrupted restore recovered');
     } catch (err) {
-      // Left as it is: the lease taken runs out and a later pass tries again (or an operator forces it, CONTRACT).
+      // Left as it is: the lease taken runs out and a later pass tries again (or an operator forces it, docs/reference/configuration.md).
       log.error({ err, restore: row.id, server: row.server_id }, 'interrupted restore could not be recovered');
     }
   }
@@ -169,7 +169,7 @@ async function sweepLeftoverFolders(deps: RecoveryDeps, log: RecoveryLog): Promi
 }
 
 /**
- * `server:status --set none --force` (CONTRACT): clears a restore that recovery
+ * `server:status --set none --force` (docs/reference/configuration.md): clears a restore that recovery
  * could not finish. In one transaction the restore row goes, the status
  * becomes null and `server:backup.restore-failed` (reason `forced`) is
  * logged; then its folder on this node is settled and removed.

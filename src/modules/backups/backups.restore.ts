@@ -13,7 +13,7 @@ import { countBackupsInFlight, deleteOwnedRestore, insertRestore } from './file-
 import { isVolumeChanging } from './volume-changes.js';
 
 /**
- * Restoring a backup (SPEC 4, 9): accepted in one transaction with its durable
+ * Restoring a backup (docs/reference/backups-and-restores.md#restoring, docs/reference/backups-and-restores.md#durability): accepted in one transaction with its durable
  * restore row, run by the daemon in the background, finished in one transaction
  * that deletes the row (docs/RESTORE.md "Crash safety").
  */
@@ -36,7 +36,7 @@ export function sha1Of(checksum: string | null): string | null {
 }
 
 /**
- * Accepts a restore (SPEC 4): in one transaction, flips the server's status from
+ * Accepts a restore (docs/reference/backups-and-restores.md#restoring): in one transaction, flips the server's status from
  * null to restoring_backup — a conditional UPDATE that also locks the server's
  * row, so of two concurrent calls exactly one wins, and a backup being begun
  * meanwhile is either seen here (409) or sees the restore — inserts the
@@ -145,7 +145,7 @@ export async function performRestore(
     return true;
   });
   crashPoint('restore-finished');
-  // Live consoles hear of it as from Wings (SPEC 11), whatever the outcome.
+  // Live consoles hear of it as from Wings (docs/reference/power-and-console.md#websocket), whatever the outcome.
   if (recorded) deps.serverEvents?.emit({ type: 'restore-completed', serverUuid: server.uuid, successful: error === undefined });
   // Best effort: a leftover is removed by the next start's sweep.
   if (recorded) await deps.daemon.discardRestore(restoreId).catch(() => undefined);

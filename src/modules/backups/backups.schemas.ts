@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { LOOSE_BOOLEANS } from '../../http/validation.js';
 
-/** Laravel's `boolean` rule (SPEC 1). */
+/** Laravel's `boolean` rule (docs/reference/api.md#wire-conventions). */
 const LooseBoolean = Type.Unsafe<boolean | number | string>({
   enum: [...LOOSE_BOOLEANS],
   'x-rule': 'boolean',
@@ -17,7 +17,7 @@ export const CreateBackupBody = Type.Object({
   is_locked: Type.Optional(LooseBoolean),
 });
 
-/** SPEC 4: the body is optional; `truncate` absent or null means false. */
+/** docs/reference/backups-and-restores.md#restoring: the body is optional; `truncate` absent or null means false. */
 export const RestoreBackupBody = Type.Object({
   truncate: Type.Optional(LooseBoolean),
 });

@@ -44,7 +44,7 @@ const NOT_CAPABLE = 'This server is not capable of creating backups.';
 const CHANGING = 'Files of this server are being deleted, please try again later.';
 const MIB = 1024 * 1024;
 
-/** Why a backup of this server's volume is refused for its size (SPEC 10: over its disk limit), or null. */
+/** Why a backup of this server's volume is refused for its size (docs/reference/containment.md: over its disk limit), or null. */
 async function overDiskLimit(deps: BackupDeps, server: ServerRow): Promise<string | null> {
   const target = daemonServer(server);
   const limitMiB = target.limits?.diskMiB ?? 0;
@@ -106,7 +106,7 @@ export async function listBackups(db: Queryable, server: ServerRow, { page, perP
  * the server's row lock): refuses at the limit, or rotates the oldest one out.
  */
 async function ensureRoomForBackup(deps: BackupDeps, trx: Queryable, server: ServerRow, rotate: boolean, now: number) {
-  // A limit of 0 is reached at once: Pterodactyl's TooManyBackupsException, a 400 (SPEC 1.2).
+  // A limit of 0 is reached at once: Pterodactyl's TooManyBackupsException, a 400 (docs/reference/api.md#errors).
   if (server.backup_limit <= 0) throw serviceLimitExceeded(NOT_CAPABLE);
   if ((await countNonFailedBackups(trx, server.id)) < server.backup_limit) return;
   const oldest = rotate ? await findOldestRotatableBackup(trx, server.id) : undefined;
@@ -163,7 +163,7 @@ export async function beginBackup(
       is_locked: request.isLocked ? 1 : 0,
       created_at: now,
       completed_at: null,
-      // Who writes the archive: if that process dies, recovery marks the backup failed (SPEC 9).
+      // Who writes the archive: if that process dies, recovery marks the backup failed (docs/reference/backups-and-restores.md#durability).
       owner: fileOperationLeases(deps).owner,
       lease_expires_at: fileOperationLeases(deps).leaseUntil(),
       // Compared once the archive is written: any other value then means the volume changed under it.
@@ -244,7 +244,7 @@ async function writeAndRecordBackup(deps: BackupDeps, server: ServerRow, backup:
   });
   // Deleted meanwhile, or marked failed by recovery (this process looked dead): no row names the archive.
   if (!finished && archive) await deps.daemon.deleteBackup(daemonServer(server), backup.uuid).catch(() => undefined);
-  // Live consoles hear of it as from Wings (SPEC 11): once the outcome is recorded.
+  // Live consoles hear of it as from Wings (docs/reference/power-and-console.md#websocket): once the outcome is recorded.
   if (finished) {
     deps.serverEvents?.emit({
       type: 'backup-completed',
@@ -353,7 +353,7 @@ export async function toggleLock(
 ): Promise<BackupRow> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
-    // Under the server's lock, as a restore is accepted: a backup being restored keeps its lock state (SPEC 9).
+    // Under the server's lock, as a restore is accepted: a backup being restored keeps its lock state (docs/reference/backups-and-restores.md#durability).
     if (!(await lockServerRow(trx, server.id))) throw notFound();
     if ((await findRestoreOfServer(trx, server.id))?.backup_id === backup.id) throw conflict(RESTORING);
     const row = await toggleBackupLock(trx, backup.id);

@@ -11,7 +11,7 @@ function ignoredFilesOf(row: BackupRow): string[] {
   }
 }
 
-/** The attributes of Pterodactyl's BackupTransformer (SPEC 8); also what the CLI prints. */
+/** The attributes of Pterodactyl's BackupTransformer (docs/reference/servers.md#the-server-routes); also what the CLI prints. */
 export function backupAttributes(row: BackupRow) {
   return {
     uuid: row.uuid,

@@ -32,7 +32,7 @@ export async function findExistingRestoreIds(db: Queryable, ids: readonly string
   return new Set(rows.map((r) => r.id));
 }
 
-/** Backups of the server still being written: a restore must wait for them (SPEC 9). */
+/** Backups of the server still being written: a restore must wait for them (docs/reference/backups-and-restores.md#durability). */
 export async function countBackupsInFlight(db: Queryable, serverId: number): Promise<number> {
   const { total } = await db
     .selectFrom('backups')

@@ -8,7 +8,7 @@ import { beginVolumeChange, countBackupsInFlight, endVolumeChange, renewVolumeCh
 
 /**
  * Changes the panel makes to a server's volume (a `delete_files` task), kept
- * apart from the backups and restores of that server (SPEC 9, docs/RESTORE.md
+ * apart from the backups and restores of that server (docs/reference/backups-and-restores.md#durability, docs/RESTORE.md
  * "One file operation per server").
  *
  * Why no interleaving lets a changed volume into a successful backup: a

@@ -1,5 +1,5 @@
 /**
- * The SQL a database host runs for a server's database (SPEC 17, docs/DATABASES.md):
+ * The SQL a database host runs for a server's database (docs/reference/accounts.md, docs/DATABASES.md):
  * MariaDB/MySQL through mysql2, PostgreSQL through pg. Every identifier comes
  * from validated input (`s{id}_[\w-]+`, `u{id}_[A-Za-z0-9]{10}`, a remote of
  * `[\d.%]+`) and is quoted all the same; passwords travel as escaped literals.

@@ -15,7 +15,7 @@ import { databaseItem, includesPassword } from './databases.transformer.js';
 
 const DatabaseParams = Type.Object({ server: Type.String(), database: Type.String() });
 
-/** A server's databases on the admin's database hosts (SPEC 17, docs/DATABASES.md), Pterodactyl's DatabaseController. */
+/** A server's databases on the admin's database hosts (docs/reference/accounts.md, docs/DATABASES.md), Pterodactyl's DatabaseController. */
 export function registerDatabaseRoutes(app: FastifyInstance, deps: DatabaseDeps) {
   clientRoute(app, {
     method: 'GET',

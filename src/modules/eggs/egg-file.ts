@@ -1,5 +1,5 @@
 /**
- * Reading an egg file (SPEC 16): Pterodactyl's exports (`PTDL_v1`, `PTDL_v2`)
+ * Reading an egg file (docs/reference/eggs-and-installs.md): Pterodactyl's exports (`PTDL_v1`, `PTDL_v2`)
  * and Pelican's (`PLCN_v1`, `PLCN_v2`, `PLCN_v3`), into one shape. Pure: no
  * database. Every problem is an EggFileError whose message is one line saying
  * what is wrong, so `egg:import` can print it. See docs/EGGS.md for the fields

@@ -1,5 +1,5 @@
 /**
- * What a server made from an egg runs with (SPEC 16), composed by the panel
+ * What a server made from an egg runs with (docs/reference/eggs-and-installs.md), composed by the panel
  * for the daemon at every start: the startup command, its environment, the
  * lines that mean "started", the stop command and the config files with
  * Wings' placeholders filled in.
@@ -54,7 +54,7 @@ export function startupValues({ server, primary, variables }: EggServerValues): 
 }
 
 /**
- * The environment SPEC 16 lists: every variable, STARTUP (the raw command),
+ * The environment docs/reference/eggs-and-installs.md lists: every variable, STARTUP (the raw command),
  * SERVER_MEMORY, SERVER_IP, SERVER_PORT, P_SERVER_LOCATION (the server's
  * node), P_SERVER_UUID (the daemon sets it too, and its value wins).
  */

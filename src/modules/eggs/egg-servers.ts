@@ -1,5 +1,5 @@
 /**
- * Creating a server from an egg (SPEC 16, `server:create --egg`): which image
+ * Creating a server from an egg (docs/reference/eggs-and-installs.md, `server:create --egg`): which image
  * it runs on, its startup and stop command copied from the egg (as
  * Pterodactyl copies the startup), and its variables validated by their rules
  * with the defaults filled in.

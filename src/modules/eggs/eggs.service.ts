@@ -1,5 +1,5 @@
 /**
- * Eggs (SPEC 16): importing an egg file and reading a stored egg's JSON
+ * Eggs (docs/reference/eggs-and-installs.md): importing an egg file and reading a stored egg's JSON
  * members back.
  */
 import type { Database } from '../../db/database.js';

@@ -1,5 +1,5 @@
 /**
- * Laravel's validation rules as egg variables use them (SPEC 16), with
+ * Laravel's validation rules as egg variables use them (docs/reference/eggs-and-installs.md), with
  * Pterodactyl's English messages (resources/lang/en/validation.php).
  *
  * The subset: required, nullable, string, integer (int), numeric, boolean

@@ -1,5 +1,5 @@
 /**
- * chmod's `mode` (SPEC 15): octal digits as a string (`"755"`) or as the
+ * chmod's `mode` (docs/reference/files-and-sftp.md): octal digits as a string (`"755"`) or as the
  * number Pterodactyl's front end sends (755), read as octal. Permission bits
  * only: setuid, setgid and the sticky bit (a fourth digit) are refused, so a
  * file on a volume can never run as its owner for someone else.

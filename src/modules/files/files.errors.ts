@@ -1,6 +1,6 @@
 /**
  * The one place a refused file operation (VolumeFileError) becomes an HTTP
- * error in SPEC 1.2's shape: a caller's mistake is a 4xx, never a 500.
+ * error in docs/reference/api.md#errors's shape: a caller's mistake is a 4xx, never a 500.
  */
 import { VolumeFileError, type VolumeFileErrorKind } from '../../daemon/daemon.js';
 import { badRequest, conflict, HttpError, notFound } from '../../http/errors.js';

@@ -72,7 +72,7 @@ function sliceJson(sorted: readonly VolumeEntry[], from: number, to: number): st
   return parts.join(',');
 }
 
-/** SPEC 15's list envelope of `entries` in Wings' order, as one JSON text (a folder of at most a slice). */
+/** docs/reference/files-and-sftp.md's list envelope of `entries` in Wings' order, as one JSON text (a folder of at most a slice). */
 export function fileListJson(entries: readonly VolumeEntry[]): string {
   const sorted = inWingsOrder(entries);
   return `{"object":"list","data":[${sliceJson(sorted, 0, sorted.length)}]}`;

@@ -1,5 +1,5 @@
 /**
- * `POST /files/pull` (SPEC 15): the service fetches a URL into the volume.
+ * `POST /files/pull` (docs/reference/files-and-sftp.md): the service fetches a URL into the volume.
  * The URL and its host are checked before the answer (a refusal is a 400 at
  * once, whatever `foreground` says). With `foreground` true the pull is done
  * before the 204; otherwise the 204 comes at once and the pull runs as a

@@ -1,5 +1,5 @@
 /**
- * The file routes' work (SPEC 15): each change of a volume runs inside
+ * The file routes' work (docs/reference/files-and-sftp.md): each change of a volume runs inside
  * changeServerVolume (refused while a backup is written or a restore runs),
  * and its activity entry is written once the daemon has done it. Files have
  * no database row of their own, so the entry is the only write: a failed
@@ -24,7 +24,7 @@ const MIB = 1024 * 1024;
  * A path under a folder of the volume, as Wings joins `root` and a name: a
  * `..` that stays inside the volume is resolved by name (Pterodactyl's front
  * end moves a file with `../other/name`); one that would climb above the
- * volume's root is refused (400, SPEC 15), never clamped. Links are not
+ * volume's root is refused (400, docs/reference/files-and-sftp.md), never clamped. Links are not
  * followed here: the daemon opens what remains descriptor-relative.
  */
 export function joinVolumePath(root: string | undefined, name: string): string {

@@ -1,5 +1,5 @@
 /**
- * Signed URLs (SPEC 15): what `GET /files/download`, `GET /files/upload` and
+ * Signed URLs (docs/reference/files-and-sftp.md): what `GET /files/download`, `GET /files/upload` and
  * `GET /backups/{backup}/download` hand out. A URL on this service whose
  * token (an HS256 JWT) names its purpose, the server, the user and the file
  * or backup, and lapses after 15 minutes, as Wings' download tokens do.
@@ -75,7 +75,7 @@ export async function signedUrl(
 /**
  * The grant a token carries, checked: signature, HS256, issuer, audience,
  * expiry at `now` and the purpose the path serves. Anything else is a 401:
- * the token is no credential (SPEC 1.2's body).
+ * the token is no credential (docs/reference/api.md#errors's body).
  */
 export async function verifyGrant(
   key: Uint8Array,

@@ -1,5 +1,5 @@
 /**
- * What the signed URLs lead to (SPEC 15), outside the guarded /api/client
+ * What the signed URLs lead to (docs/reference/files-and-sftp.md), outside the guarded /api/client
  * tree as Wings serves them: `GET /download/file`, `GET /download/backup`
  * (the bytes, `Content-Disposition: attachment`) and `POST /upload/file`
  * (multipart `files` parts into `?directory=`). The token is the credential;
@@ -155,7 +155,7 @@ async function uploadParts(
   });
 }
 
-/** A multipart parser's refusal (a 4xx with a FST_ code) as SPEC 1.2's error; a file error mapped; anything else as is. */
+/** A multipart parser's refusal (a 4xx with a FST_ code) as docs/reference/api.md#errors's error; a file error mapped; anything else as is. */
 function multipartError(err: unknown): unknown {
   const mapped = toHttpError(err);
   if (mapped instanceof HttpError) return mapped;

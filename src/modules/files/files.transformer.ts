@@ -1,5 +1,5 @@
 /**
- * A volume entry as Pterodactyl's FileObjectTransformer renders it (SPEC 15's
+ * A volume entry as Pterodactyl's FileObjectTransformer renders it (docs/reference/files-and-sftp.md's
  * `file_object`): Wings' `mode` string (`-rw-r--r--`), `mode_bits` (`644`),
  * a mimetype guessed from the name, and Wings' listing order.
  */

@@ -1,5 +1,5 @@
 /**
- * Which addresses `POST /files/pull` may connect to (SPEC 15): public ones
+ * Which addresses `POST /files/pull` may connect to (docs/reference/files-and-sftp.md): public ones
  * only. Refused: loopback, private (RFC 1918, CGNAT 100.64/10, ULA fc00::/7),
  * link-local (169.254/16, fe80::/10), unspecified, multicast, reserved
  * (240/4, benchmarking 198.18/15, IETF 192.0.0/24, site-local fec0::/10,

@@ -1,5 +1,5 @@
 /**
- * The HTTP client of `POST /files/pull` (SPEC 15): fetches an http(s) URL
+ * The HTTP client of `POST /files/pull` (docs/reference/files-and-sftp.md): fetches an http(s) URL
  * from public addresses only. The address is checked AFTER DNS resolution
  * (a `lookup` that resolves, refuses any blocked answer and hands the socket
  * exactly the address it checked, so a second resolution cannot swap it), an

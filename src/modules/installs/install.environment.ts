@@ -1,5 +1,5 @@
 /**
- * What an install script runs with (SPEC 16): the egg's script, its image
+ * What an install script runs with (docs/reference/eggs-and-installs.md): the egg's script, its image
  * and entrypoint, and the server's environment (every egg variable with the
  * server's value, STARTUP, SERVER_MEMORY, SERVER_IP, SERVER_PORT,
  * P_SERVER_UUID, P_SERVER_LOCATION), as Wings gives its installer.
@@ -28,7 +28,7 @@ export async function installScriptFor(
     primary: target.allocations?.[0],
     variables: await serverVariableValues(db, server.id),
   });
-  // The egg's installer image when this node has one of that name (SPEC 16), the machine's own otherwise.
+  // The egg's installer image when this node has one of that name (docs/reference/eggs-and-installs.md), the machine's own otherwise.
   const container = egg.script_container.trim();
   const image = container !== '' && (await daemon.images.get(container)) !== null ? container : HOST_IMAGE;
   return { script: egg.script_install, image, entrypoint: egg.script_entrypoint.trim() || 'bash', environment };

@@ -1,5 +1,5 @@
 /**
- * At service start (SPEC 16): a server left `installing` whose install no
+ * At service start (docs/reference/eggs-and-installs.md): a server left `installing` whose install no
  * instance runs on this node any more (the service was SIGKILLed, or the
  * machine stopped, mid-install) is settled: what the install left on the node
  * (its box, still running perhaps, or its child process) is ended by the

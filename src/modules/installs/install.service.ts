@@ -1,5 +1,5 @@
 /**
- * Installing a server (SPEC 16): the egg's install script in an installer
+ * Installing a server (docs/reference/eggs-and-installs.md): the egg's install script in an installer
  * box on the daemon, status `installing` until it ends, then null (exit 0) or
  * `install_failed`; live consoles get `install started`, each `install
  * output` line and `install completed` (ServerEvents).

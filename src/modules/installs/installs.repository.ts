@@ -1,4 +1,4 @@
-/** What installs write (SPEC 16): the server's status (the egg is read through the eggs module's repository). */
+/** What installs write (docs/reference/eggs-and-installs.md): the server's status (the egg is read through the eggs module's repository). */
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow, ServerStatus } from '../../db/schema.js';
 

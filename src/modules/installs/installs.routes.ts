@@ -5,9 +5,9 @@ import type { ServerEvents } from '../../server-events.js';
 import { claimInstall, runClaimedInstall } from './install.service.js';
 
 /**
- * POST /settings/reinstall (SPEC 16, Pterodactyl's SettingsController):
+ * POST /settings/reinstall (docs/reference/eggs-and-installs.md, Pterodactyl's SettingsController):
  * `settings.reinstall`; 409 while the server is suspended, installing, failed
- * to install or restoring a backup (SPEC 6: a failed install is retried by the
+ * to install or restoring a backup (docs/reference/servers.md#status: a failed install is retried by the
  * admin's `server:reinstall`). The claim and `server:reinstall` commit
  * together, then 202 (`[]`, as Pterodactyl answers) and the install runs in
  * the background: the server is stopped, the egg's script runs on its volume.

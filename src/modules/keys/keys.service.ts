@@ -7,7 +7,7 @@ import { findKeyWithUser, insertApiKey, markApiKeyUsed } from './keys.repository
 
 /**
  * Client API keys: `ptlc_` + 11 random characters form the 16-character public
- * identifier; 32 more random characters are the secret (SPEC 5). Only a SHA-256
+ * identifier; 32 more random characters are the secret (docs/reference/authentication.md). Only a SHA-256
  * of the secret is stored: the secret has ~190 bits of entropy, so a slow hash
  * would buy nothing and cost every request.
  */

@@ -40,7 +40,7 @@ export async function findScheduleOfServer(db: Queryable, id: number, serverId: 
 }
 
 /**
- * Asks for a run now (SPEC 7) in one conditional UPDATE: only if the schedule
+ * Asks for a run now (docs/reference/schedules.md#running-schedules) in one conditional UPDATE: only if the schedule
  * is idle, not already requested, has tasks, and its server's status is null.
  * Of two concurrent requests exactly one is accepted. False when refused.
  */

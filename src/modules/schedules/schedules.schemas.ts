@@ -9,7 +9,7 @@ export const LooseBoolean = Type.Unsafe<boolean | number | string>({
 
 const CronPart = (description: string) => Type.Optional(Type.String({ maxLength: 191, description }));
 
-/** One body for create and update: on create only `name` is required (SPEC 2.1). */
+/** One body for create and update: on create only `name` is required (docs/reference/schedules.md#schedules). */
 const scheduleMembers = {
   minute: CronPart('cron minute field, default *'),
   hour: CronPart('cron hour field, default *'),

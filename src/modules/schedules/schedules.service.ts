@@ -38,7 +38,7 @@ export async function scheduleWithTasks(db: Queryable, schedule: ScheduleRow): P
   return { schedule, tasks: tasks.get(schedule.id) ?? [] };
 }
 
-/** Validates the expression and returns its next run strictly after `now` (SPEC 2.1). */
+/** Validates the expression and returns its next run strictly after `now` (docs/reference/schedules.md#schedules). */
 function nextRunOf(fields: CronFields, timezone: string, now: number): number {
   const check = checkCron(fields, timezone, new Date(now));
   if (!check.ok) throw ValidationError.of(check.field, 'cron', check.message);
@@ -66,7 +66,7 @@ export async function createSchedule(deps: Deps, server: ServerRow, actor: Actor
       cron_day_of_month: fields.day_of_month,
       cron_month: fields.month,
       cron_day_of_week: fields.day_of_week,
-      // Pterodactyl stores false when absent; a schedule someone just created is meant to run (SPEC 2.1).
+      // Pterodactyl stores false when absent; a schedule someone just created is meant to run (docs/reference/schedules.md#schedules).
       is_active: input.is_active === undefined || toBoolean(input.is_active) ? 1 : 0,
       is_processing: 0,
       only_when_online: input.only_when_online !== undefined && toBoolean(input.only_when_online) ? 1 : 0,
@@ -90,7 +90,7 @@ export async function createSchedule(deps: Deps, server: ServerRow, actor: Actor
 
 /**
  * A partial update: absent members keep their value; `{}` still touches
- * updated_at and logs (SPEC 2.1). Returns the schedule as it is now, with its tasks.
+ * updated_at and logs (docs/reference/schedules.md#schedules). Returns the schedule as it is now, with its tasks.
  */
 export async function updateSchedule(
   deps: Deps,
@@ -162,7 +162,7 @@ const BUSY = 'This schedule is already running or waiting to run.';
 const SERVER_NOT_READY = 'This server is not in a state that allows its schedules to run.';
 
 /**
- * POST .../schedules/{schedule}/execute (SPEC 7): asks for a run now, whatever
+ * POST .../schedules/{schedule}/execute (docs/reference/schedules.md#running-schedules): asks for a run now, whatever
  * is_active says. The request is a row change, not a call into this process's
  * scheduler, so that it works with SCHEDULER=off: whichever instance runs the
  * scheduler picks it up (woken at once here, by NOTIFY elsewhere on PostgreSQL,
@@ -180,7 +180,7 @@ export async function requestScheduleRun(
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     if (!(await markRunRequested(trx, schedule.id, now))) {
-      // Refused: say why, in SPEC 7's terms.
+      // Refused: say why, in docs/reference/schedules.md#running-schedules's terms.
       if (!(await scheduleHasTasks(trx, schedule.id))) throw displayException(NO_TASKS);
       const current = await findServerStatus(trx, server.id);
       throw conflict(current?.status === null ? BUSY : SERVER_NOT_READY);

@@ -3,7 +3,7 @@ import { item, list } from '../../http/envelopes.js';
 import { taskItem } from '../tasks/tasks.transformer.js';
 import type { ScheduleWithTasks } from './schedules.service.js';
 
-/** `server_schedule` with its tasks under relationships, where Pterodactyl's clients read them (SPEC 2.1). */
+/** `server_schedule` with its tasks under relationships, where Pterodactyl's clients read them (docs/reference/schedules.md#schedules). */
 export function scheduleItem({ schedule, tasks }: ScheduleWithTasks) {
   return item('server_schedule', {
     id: schedule.id,

@@ -1,5 +1,5 @@
 /**
- * The one access policy (SPEC 1.2, 5, 6, 15): may this user do this action on
+ * The one access policy (docs/reference/api.md#errors, docs/reference/authentication.md, docs/reference/servers.md#status, docs/reference/files-and-sftp.md): may this user do this action on
  * this server, now? HTTP routes (through the client guard's resolver),
  * websocket actions, SFTP sessions and signed URLs all ask it, so that a rule
  * is written once. It answers allow, or a refusal in the order Pterodactyl
@@ -19,7 +19,7 @@ const RESTORING_MESSAGE = 'This server is currently restoring a backup, please t
 export type PolicyUser = Pick<UserRow, 'id' | 'root_admin'>;
 
 /**
- * The user's rights on the server as stored (SPEC 5): everything for root
+ * The user's rights on the server as stored (docs/reference/authentication.md): everything for root
  * admins and the owner, the subuser's list otherwise; null when the user
  * cannot see the server at all.
  */

@@ -10,7 +10,7 @@ import { daemonServer, daemonServerForPower } from './servers.service.js';
 type Deps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'jobs'>;
 
 /**
- * Sends a power signal (SPEC 8). Start answers once the process is spawned;
+ * Sends a power signal (docs/reference/servers.md#the-server-routes). Start answers once the process is spawned;
  * stop, restart and kill can take the stop grace period, so they continue in
  * the background after the request is answered, as Wings does.
  */
@@ -23,14 +23,14 @@ export async function sendPowerSignal(deps: Deps, server: ServerRow, access: Acc
   if (signal === 'start') {
     await deps.daemon.power(target, signal);
   } else {
-    // A restart continues in the background: its disk-limit refusal (SPEC 10) is told now, as a start's is.
+    // A restart continues in the background: its disk-limit refusal (docs/reference/containment.md) is told now, as a start's is.
     if (signal === 'restart') await deps.daemon.assertStartable(target);
     deps.jobs.run(`power ${signal} ${server.uuid}`, () => deps.daemon.power(target, signal));
   }
   await recordActivity(deps.db, { serverId: server.id, event: `server:power.${signal}`, actor, timestamp: deps.clock.now() });
 }
 
-/** Writes a console line to the running server (SPEC 8); 502 when it is not running. */
+/** Writes a console line to the running server (docs/reference/servers.md#the-server-routes); 502 when it is not running. */
 export async function sendConsoleCommand(deps: Deps, server: ServerRow, actor: Actor, command: string) {
   if (/[\r\n]/.test(command)) throw ValidationError.of('command', 'regex', 'The command field must be a single line.');
   if (Buffer.byteLength(command, 'utf8') > COMMAND_MAX_BYTES) {

@@ -1,7 +1,7 @@
 /**
  * What the daemon tells of a server's process on its own, written to the
  * server's activity log by the system (no user did it): an out-of-memory
- * kill (SPEC 10) as `server:process.oom`, a stop for passing the disk or
+ * kill (docs/reference/containment.md) as `server:process.oom`, a stop for passing the disk or
  * inode limit as `server:process.disk-limit`.
  */
 import type { AppDeps } from '../../deps.js';

@@ -5,7 +5,7 @@ import type { Tables, NewServer, ServerRow, ServerStatus, UserRow } from '../../
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SHORT = /^[0-9a-f]{8}$/i;
 
-/** A server by full UUID or 8-character short identifier (SPEC 1); undefined for anything else. */
+/** A server by full UUID or 8-character short identifier (docs/reference/api.md#wire-conventions); undefined for anything else. */
 export async function findServerByReference(db: Queryable, reference: string): Promise<ServerRow | undefined> {
   if (UUID.test(reference)) {
     return db.selectFrom('servers').selectAll().where('uuid', '=', reference.toLowerCase()).executeTakeFirst();
@@ -50,7 +50,7 @@ export async function findServerForUser(
 }
 
 /**
- * Which servers GET /api/client lists (SPEC 17, Pterodactyl's ClientController):
+ * Which servers GET /api/client lists (docs/reference/accounts.md, Pterodactyl's ClientController):
  * `scope` says whose, `filters` narrow them (all must match), `sort` orders them.
  */
 export interface ServerListCriteria {
@@ -156,7 +156,7 @@ export async function isShortIdentifierTaken(db: Queryable, uuidShort: string): 
 }
 
 /**
- * Inserts the server with the lowest uid slot no server holds (SPEC 10: a uid
+ * Inserts the server with the lowest uid slot no server holds (docs/reference/containment.md: a uid
  * of its own), chosen in the same statement. Two instances inserting at the
  * same moment can choose the same slot: the unique index refuses the second
  * (an error, never a shared uid).

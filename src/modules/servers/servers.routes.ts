@@ -17,7 +17,7 @@ import { sendConsoleCommand, sendPowerSignal } from './power.service.js';
 import { allocationsOfServerShownTo, allocationsOfServersShownTo } from '../allocations/allocations.service.js';
 import { startupOfServersShownTo, startupShownTo } from '../startup/startup.service.js';
 
-/** GET /api/client's query (SPEC 17): the page, and Pterodactyl's `type`, `filter[...]`, `sort` and `include`. */
+/** GET /api/client's query (docs/reference/accounts.md): the page, and Pterodactyl's `type`, `filter[...]`, `sort` and `include`. */
 const ServerListQuery = Type.Composite([
   PageQuery,
   Type.Object({

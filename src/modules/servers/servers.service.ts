@@ -23,11 +23,11 @@ export interface NewServerInput {
   startup?: string | null;
   stopCommand?: string | null;
   backupLimit?: number;
-  /** How many allocations the server's users may hold (SPEC 13); default 0. */
+  /** How many allocations the server's users may hold (docs/reference/network-and-allocations.md); default 0. */
   allocationLimit?: number;
-  /** Absent = no limits (SPEC 10: 0 = unlimited; pids null = the daemon's default). */
+  /** Absent = no limits (docs/reference/containment.md: 0 = unlimited; pids null = the daemon's default). */
   limits?: ServerLimits;
-  /** The egg it is made from (SPEC 16; see modules/eggs/egg-servers.ts); absent = none. */
+  /** The egg it is made from (docs/reference/eggs-and-installs.md; see modules/eggs/egg-servers.ts); absent = none. */
   eggId?: number | null;
   /** The image it runs on; absent or null = `host`. */
   image?: string | null;
@@ -64,7 +64,7 @@ export async function createServer(db: Queryable, daemon: Daemon, input: NewServ
   return row;
 }
 
-/** What GET /api/client's query asks for beyond the page (SPEC 17): which servers, in which order, with which relationships. */
+/** What GET /api/client's query asks for beyond the page (docs/reference/accounts.md): which servers, in which order, with which relationships. */
 export interface ServerListRequest {
   criteria: ServerListCriteria;
   includes: { egg: boolean; subusers: boolean };
@@ -143,7 +143,7 @@ function filterValues(raw: unknown): string[] {
   return parts.map((part) => part.trim()).filter((part) => part !== '');
 }
 
-/** One page of the servers `user` asks for (SPEC 17) and how many there are. */
+/** One page of the servers `user` asks for (docs/reference/accounts.md) and how many there are. */
 export async function listVisibleServers(
   db: Queryable,
   user: UserRow,
@@ -206,7 +206,7 @@ export function daemonServer(server: ServerRow): DaemonServer {
 
 /**
  * The server as a power action hands it to the daemon: with its allocations,
- * primary first (SPEC 13), read now, so that a start publishes what the
+ * primary first (docs/reference/network-and-allocations.md), read now, so that a start publishes what the
  * database holds at that moment. Every door that can start a server (the power
  * route, the websocket's `set state`, a schedule's power task) goes through it,
  * and so gets the egg's startup, environment, done lines and config files
@@ -214,11 +214,11 @@ export function daemonServer(server: ServerRow): DaemonServer {
  */
 export async function daemonServerForPower(db: Queryable, server: ServerRow): Promise<DaemonServer> {
   const allocations = await allocationsForDaemon(db, server);
-  // The egg's part (SPEC 16): startup in the shell's form, environment, done lines, config files, stop.
+  // The egg's part (docs/reference/eggs-and-installs.md): startup in the shell's form, environment, done lines, config files, stop.
   return { ...daemonServer(server), allocations, ...(await eggDaemonFields(db, server, allocations)) };
 }
 
-/** A server row's limits in the daemon's terms (SPEC 10). */
+/** A server row's limits in the daemon's terms (docs/reference/containment.md). */
 export function serverLimits(
   row: Pick<ServerRow, 'memory_mib' | 'cpu_percent' | 'disk_mib' | 'pids'> & Partial<Pick<ServerRow, 'inodes'>>,
 ): ServerLimits {

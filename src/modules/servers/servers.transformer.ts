@@ -17,7 +17,7 @@ export interface SftpDetails {
 }
 
 /**
- * The address `sftp_details` names (SPEC 15): SFTP_HOST, or APP_URL's host
+ * The address `sftp_details` names (docs/reference/files-and-sftp.md): SFTP_HOST, or APP_URL's host
  * when SFTP_HOST is a wildcard (0.0.0.0, ::) that no client can dial; the
  * port this process bound (`boundPort`, the real one for SFTP_PORT=0 in
  * tests), else SFTP_PORT. SFTP_PORT=0 (off) gives port 0: Pterodactyl's
@@ -78,7 +78,7 @@ export function serverItem(
       oom_disabled: false,
     },
     invocation,
-    // null in the row: the machine's own system, the image named `host` (SPEC 16).
+    // null in the row: the machine's own system, the image named `host` (docs/reference/eggs-and-installs.md).
     docker_image: server.image ?? 'host',
     egg_features: [],
     feature_limits: { databases: server.database_limit, allocations: server.allocation_limit, backups: server.backup_limit },
@@ -99,7 +99,7 @@ export function serverItem(
 const NULL_RESOURCE = { object: 'null_resource', attributes: null } as const;
 
 /**
- * `include=egg,subusers` on GET /api/client (SPEC 17): the server object with
+ * `include=egg,subusers` on GET /api/client (docs/reference/accounts.md): the server object with
  * `relationships.egg` (Pterodactyl's client EggTransformer: uuid and name)
  * and `relationships.subusers` (null unless the viewer holds `user.read`).
  * Undefined: not asked for.

@@ -25,7 +25,7 @@ import {
 } from './sessions.throttle.js';
 
 /**
- * The second step of a sign-in with two-factor (SPEC 17; Pterodactyl's
+ * The second step of a sign-in with two-factor (docs/reference/accounts.md; Pterodactyl's
  * LoginCheckpointController). The password step leaves a checkpoint (the
  * SHA-256 of its confirmation token) good for 5 minutes, in the database so
  * that any instance completes it; a TOTP code (once: users.totp_last_step) or

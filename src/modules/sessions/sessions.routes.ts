@@ -12,7 +12,7 @@ import { completeSignIn, signIn } from './sessions.sign-in.js';
 import { SignInThrottledError } from './sessions.throttle.js';
 
 /**
- * Sign-in for people (SPEC 12; docs/DECISIONS.md "Sign-in for people"), at
+ * Sign-in for people (docs/reference/web-console.md; docs/DECISIONS.md "Sign-in for people"), at
  * Pterodactyl's paths outside /api/client. The session travels in an HttpOnly
  * cookie; its CSRF token in a readable `XSRF-TOKEN` cookie (and in the
  * answers' bodies), which mutating requests send back as `X-XSRF-TOKEN`.

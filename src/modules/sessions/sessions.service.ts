@@ -13,7 +13,7 @@ import {
 } from './sessions.repository.js';
 
 /**
- * Sessions of signed-in browsers (SPEC 12). The cookie carries 32 random bytes
+ * Sessions of signed-in browsers (docs/reference/web-console.md). The cookie carries 32 random bytes
  * (base64url); the row is found by their SHA-256, so the table never holds
  * anything that signs anyone in. A session ends after 7 days without a
  * request, 30 days after sign-in whatever happens, at sign-out, and when its

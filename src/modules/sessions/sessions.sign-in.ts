@@ -36,7 +36,7 @@ export interface SignInInput {
 }
 
 /**
- * Checks a username or email and password and opens a session (SPEC 12). A
+ * Checks a username or email and password and opens a session (docs/reference/web-console.md). A
  * wrong name and a wrong password answer the same 422 after the same work;
  * the address's and the account-and-address throttles answer 429 before any
  * password is checked (sessions.throttle.ts). The account's activity gets

@@ -12,7 +12,7 @@ import {
 } from './sessions.repository.js';
 
 /**
- * Sign-in throttles (SPEC 12; docs/DECISIONS.md "Sign-in throttles"), kept in
+ * Sign-in throttles (docs/reference/web-console.md; docs/DECISIONS.md "Sign-in throttles"), kept in
  * the database so that every instance counts the same attempts:
  * - per address, every attempt, 20 a minute;
  * - per account and address, failed attempts, 5 in 15 minutes, forgotten at

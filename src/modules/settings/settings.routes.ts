@@ -5,7 +5,7 @@ import { DockerImageBody, RenameServerBody } from './settings.schemas.js';
 import { renameServer, setDockerImage } from './settings.service.js';
 
 /**
- * A server's settings (SPEC 16), Pterodactyl's SettingsController: rename and
+ * A server's settings (docs/reference/eggs-and-installs.md), Pterodactyl's SettingsController: rename and
  * image. POST /settings/reinstall belongs to the installs module.
  */
 export function registerSettingsRoutes(app: FastifyInstance, deps: AppDeps) {

@@ -11,7 +11,7 @@ type Deps = Pick<AppDeps, 'db' | 'clock'>;
 
 /**
  * POST /settings/rename (Pterodactyl's SettingsController::rename): the name,
- * and the description when one is given (SPEC 1: an empty one is "not given",
+ * and the description when one is given (docs/reference/api.md#wire-conventions: an empty one is "not given",
  * so the description is kept). Logged `server:settings.rename` and
  * `server:settings.description`, each only when it changed, in the transaction
  * that changes them.

@@ -1,5 +1,5 @@
 /**
- * What an SFTP session logs (SPEC 15; Wings' sftp events, as Pterodactyl
+ * What an SFTP session logs (docs/reference/files-and-sftp.md; Wings' sftp events, as Pterodactyl
  * names them): `server:sftp.write` (an existing file written), `.create` (a
  * new file), `.create-directory`, `.delete` with `{files: [...]}`, and
  * `.rename` with `{from, to}`. Entries carry the user, the client's address

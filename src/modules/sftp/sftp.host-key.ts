@@ -1,5 +1,5 @@
 /**
- * The SFTP server's host key (SPEC 15): an ed25519 key generated once into
+ * The SFTP server's host key (docs/reference/files-and-sftp.md): an ed25519 key generated once into
  * `$DATA_DIR/sftp-host-key` and reused at every start, so that clients that
  * remembered it are not told the server changed.
  *

@@ -1,5 +1,5 @@
 /**
- * SFTP paths (SPEC 15): absolute from the volume's root `/` (a relative one
+ * SFTP paths (docs/reference/files-and-sftp.md): absolute from the volume's root `/` (a relative one
  * is taken from `/`, the session's home). REALPATH clamps `..` at the root,
  * as a chroot does, so that a client's `cd ..` stays at `/`; an operation on
  * a path whose `..` climbs above the root is refused instead, so that no

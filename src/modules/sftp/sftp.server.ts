@@ -1,5 +1,5 @@
 /**
- * The SFTP server (SPEC 15, docs/SFTP.md): OpenSSH-compatible SSH on
+ * The SFTP server (docs/reference/files-and-sftp.md, docs/SFTP.md): OpenSSH-compatible SSH on
  * SFTP_HOST:SFTP_PORT with the `ssh2` package, the `sftp` subsystem only (no
  * shell, exec or forwarding). Sign-in is `<username>.<server identifier>`
  * with the panel password (sftp.sign-in.ts); each channel's requests are
@@ -9,7 +9,7 @@
  * password hash, `file.sftp` on the server, the server's status): a
  * connection whose user lost it (subuser removed, permission revoked,
  * password changed, account deleted, server suspended) is closed, well within
- * the 30 s SPEC 17 allows.
+ * the 30 s docs/reference/accounts.md allows.
  */
 import type { AddressInfo } from 'node:net';
 import ssh2, { type Connection } from 'ssh2';

@@ -1,5 +1,5 @@
 /**
- * One SFTP channel (SPEC 15): the protocol's requests turned into the
+ * One SFTP channel (docs/reference/files-and-sftp.md): the protocol's requests turned into the
  * daemon's file operations (`DaemonFiles`, so any daemon serves it), each
  * weighed first against the session's current rights (re-read by the server
  * every few seconds):
@@ -10,7 +10,7 @@
  * Refused: SSH_FX_PERMISSION_DENIED; missing: SSH_FX_NO_SUCH_FILE; the disk
  * limit and other refusals: SSH_FX_FAILURE with a sentence.
  *
- * Every change runs inside changeServerVolume (SPEC 9: never while a backup
+ * Every change runs inside changeServerVolume (docs/reference/backups-and-restores.md#durability: never while a backup
  * is written or a restore runs). A file opened for writing holds it from open
  * to close, so a backup never captures a half-written upload: a backup that
  * starts meanwhile is refused (409) and can be retried, and an upload that
@@ -189,7 +189,7 @@ export class SftpSession {
     return entry;
   }
 
-  /** Runs one change of the volume inside changeServerVolume (SPEC 9). */
+  /** Runs one change of the volume inside changeServerVolume (docs/reference/backups-and-restores.md#durability). */
   private change<T>(work: () => Promise<T>): Promise<T> {
     return changeServerVolume(this.ctx.deps, this.ctx.server().id, 'nothing was changed', work);
   }

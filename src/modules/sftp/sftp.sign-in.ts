@@ -1,5 +1,5 @@
 /**
- * Signing in to SFTP (SPEC 15, 17): user `<username>.<server identifier>` (the
+ * Signing in to SFTP (docs/reference/files-and-sftp.md, docs/reference/accounts.md): user `<username>.<server identifier>` (the
  * 8-character identifier or the full UUID) with the account's panel password
  * or one of its SSH keys (`publickey`),
  * then `file.sftp` on that server through the one access policy.

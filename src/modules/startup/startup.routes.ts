@@ -5,7 +5,7 @@ import { UpdateVariableBody } from './startup.schemas.js';
 import { readStartup, updateStartupVariable } from './startup.service.js';
 import { eggVariableItem, startupList } from './startup.transformer.js';
 
-/** A server's startup command and egg variables (SPEC 16), Pterodactyl's StartupController. */
+/** A server's startup command and egg variables (docs/reference/eggs-and-installs.md), Pterodactyl's StartupController. */
 export function registerStartupRoutes(app: FastifyInstance, deps: AppDeps) {
   clientRoute(app, {
     method: 'GET',

@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 /**
  * Pterodactyl's UpdateStartupVariableRequest: `key` required; `value` checked
  * by the variable's own rules in the service. An absent, null or empty value
- * (SPEC 1: not given) is the empty value, which only a variable whose rules
+ * (docs/reference/api.md#wire-conventions: not given) is the empty value, which only a variable whose rules
  * allow it (`nullable`, no `required`) takes.
  */
 export const UpdateVariableBody = Type.Object({

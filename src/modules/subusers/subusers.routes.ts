@@ -13,7 +13,7 @@ import {
 import { subuserItem, subuserList, systemPermissions } from './subusers.transformer.js';
 import type { Authenticated, ServerTarget } from '../../http/client-resolver.js';
 
-/** A server's subusers (SPEC 17, Pterodactyl's SubuserController) and the permission catalogue. */
+/** A server's subusers (docs/reference/accounts.md, Pterodactyl's SubuserController) and the permission catalogue. */
 export function registerSubuserRoutes(app: FastifyInstance, deps: AppDeps) {
   const callerOf = (auth: Authenticated, target: ServerTarget): SubuserCaller => ({
     user: auth.user,

@@ -3,7 +3,7 @@ import { can, permissionForSignal, type Access, type Permission, type PowerSigna
 import type { TaskAction } from './tasks.schemas.js';
 import { checkIgnored } from '../backups/backups.ignored.js';
 
-/** The task rules of SPEC 2.2 that depend on more than one member. */
+/** The task rules of docs/reference/schedules.md#tasks that depend on more than one member. */
 
 export const POWER_SIGNALS: readonly PowerSignal[] = ['start', 'stop', 'restart', 'kill'];
 export const COMMAND_MAX_BYTES = 4096;
@@ -25,7 +25,7 @@ export function validatePayload(action: TaskAction, payload: string | undefined)
       if (!(POWER_SIGNALS as readonly string[]).includes(payload)) throw invalid('in', 'The selected payload is invalid.');
       return payload;
     case 'backup':
-      // The payload is the backup's `ignored` patterns, with the same bounds (SPEC 9).
+      // The payload is the backup's `ignored` patterns, with the same bounds (docs/reference/backups-and-restores.md#durability).
       return checkIgnored(payload, 'payload') ?? '';
     case 'delete_files': {
       if (payload === undefined) throw invalid('required', 'The payload field is required when action is delete_files.');
@@ -49,7 +49,7 @@ export function deleteFilesPaths(payload: string): string[] {
     .filter((line) => line !== '');
 }
 
-/** The permission a person needs to do by hand what the task does (SPEC 2.2). */
+/** The permission a person needs to do by hand what the task does (docs/reference/schedules.md#tasks). */
 export function permissionForTask(action: TaskAction, payload: string): Permission {
   switch (action) {
     case 'command':

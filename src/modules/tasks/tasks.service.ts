@@ -24,7 +24,7 @@ export interface TaskTarget {
   access: Access;
 }
 
-/** Checks in SPEC 2.2's order: the body (422), then the resulting action's permission (403), then the limit (400). */
+/** Checks in docs/reference/schedules.md#tasks's order: the body (422), then the resulting action's permission (403), then the limit (400). */
 export async function createTask(deps: Deps, target: TaskTarget, actor: Actor, input: CreateTaskInput): Promise<TaskRow> {
   const action = input.action as TaskAction;
   const payload = validatePayload(action, input.payload);
@@ -66,7 +66,7 @@ export async function createTask(deps: Deps, target: TaskTarget, actor: Actor, i
   });
 }
 
-/** A partial update; the task as it would be afterwards must satisfy every rule (SPEC 2.2). */
+/** A partial update; the task as it would be afterwards must satisfy every rule (docs/reference/schedules.md#tasks). */
 export async function updateTask(
   deps: Deps,
   target: TaskTarget,

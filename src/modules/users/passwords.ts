@@ -1,7 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 /**
- * Password hashing (SPEC 12): scrypt, memory-hard, from node:crypto (no native
+ * Password hashing (docs/reference/web-console.md): scrypt, memory-hard, from node:crypto (no native
  * addon to build; docs/DECISIONS.md "Sign-in for people"). Stored
  * self-describing as `scrypt$N$r$p$salt$hash` (salt and hash in base64), so the
  * parameters can be raised later without making older hashes unreadable.

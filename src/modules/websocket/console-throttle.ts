@@ -1,5 +1,5 @@
 /**
- * Wings' console throttle (SPEC 14; Wings' `ConsoleThrottler` before its 2022
+ * Wings' console throttle (docs/reference/power-and-console.md#servers-outlive-the-service; Wings' `ConsoleThrottler` before its 2022
  * rewrite, whose defaults the config keeps): a server that prints more than
  * `lines` lines in one `periodMs` window is throttled for the rest of that
  * window (its lines are not forwarded) and gets one activation; activations

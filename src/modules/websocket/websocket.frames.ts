@@ -1,7 +1,7 @@
 import type { RawData } from 'ws';
 
 /**
- * Wings' websocket protocol (SPEC 11), as router/websocket/message.go and
+ * Wings' websocket protocol (docs/reference/power-and-console.md#websocket), as router/websocket/message.go and
  * server/events.go name it: every frame is JSON `{"event": E, "args": [...]}`,
  * args a list of strings (left out when empty, as Wings' `omitempty` does).
  */
@@ -26,7 +26,7 @@ export const OUTBOUND = {
   /** Wings appends `:<backup uuid>` (what Pterodactyl's front end listens for). */
   backupCompleted: 'backup completed',
   backupRestoreCompleted: 'backup restore completed',
-  /** SPEC 16: an install's start, each line of its output, its end (Wings' server/events.go). */
+  /** docs/reference/eggs-and-installs.md: an install's start, each line of its output, its end (Wings' server/events.go). */
   installStarted: 'install started',
   installOutput: 'install output',
   installCompleted: 'install completed',

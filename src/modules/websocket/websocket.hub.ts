@@ -21,7 +21,7 @@ import { backupCompletedPayload, statsPayload } from './websocket.transformer.js
 export interface HubOptions {
   /** `stats` while a server runs (Wings: every 2 s or so). */
   statsIntervalMs?: number;
-  /** The suspension poll: the rows of every server with sockets, in one statement (SPEC 11: closed within 5 s). */
+  /** The suspension poll: the rows of every server with sockets, in one statement (docs/reference/power-and-console.md#websocket: closed within 5 s). */
   statusPollMs?: number;
   /** The re-check of every socket's user and rights (at most this long after a change made elsewhere). */
   accessCheckMs?: number;
@@ -29,7 +29,7 @@ export interface HubOptions {
   maxSocketsPerUser?: number;
   /** Sockets not yet authenticated, across the service. */
   maxPendingSockets?: number;
-  /** Wings' console throttle (SPEC 14; CONSOLE_THROTTLE_*). */
+  /** Wings' console throttle (docs/reference/power-and-console.md#servers-outlive-the-service; CONSOLE_THROTTLE_*). */
   consoleThrottle?: ThrottleSettings;
 }
 
@@ -59,7 +59,7 @@ class ServerChannel {
 }
 
 /**
- * The live-console fan-out (SPEC 11): per server with authenticated sockets,
+ * The live-console fan-out (docs/reference/power-and-console.md#websocket): per server with authenticated sockets,
  * one console reader (the daemon's watchConsole), one stats sampler and one
  * status, shared by all its sockets; for all servers together, one poll of
  * their rows (suspension, deletion) and one re-check of every socket's user
@@ -167,7 +167,7 @@ export class SocketHub implements SessionHost {
     return channel;
   }
 
-  /** The throttle's last activation (SPEC 14): the server is stopped, as Wings did, and that is said on its console and in the log. */
+  /** The throttle's last activation (docs/reference/power-and-console.md#servers-outlive-the-service): the server is stopped, as Wings did, and that is said on its console and in the log. */
   private stopForFlooding(channel: ServerChannel, throttle: ConsoleThrottle): void {
     const target = daemonServer(channel.server);
     channel.broadcast(OUTBOUND.consoleOutput, [THROTTLE_MESSAGE]);

@@ -7,7 +7,7 @@ import { SocketHub, type HubOptions } from './websocket.hub.js';
 import { findSocketServer, issueWebsocketToken, publicBaseUrl, type WebsocketDeps } from './websocket.service.js';
 
 /**
- * SPEC 11: the token route (a client route, behind the guard) and the socket
+ * docs/reference/power-and-console.md#websocket: the token route (a client route, behind the guard) and the socket
  * itself, outside /api/client and outside the guard: a socket authenticates
  * with its first frame, as on Wings.
  */

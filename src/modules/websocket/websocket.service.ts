@@ -28,7 +28,7 @@ export type WebsocketDeps = Pick<AppDeps, 'db' | 'clock' | 'daemon' | 'jobs' | '
 };
 
 /**
- * GET /servers/{server}/websocket (SPEC 11): a token for this user and
+ * GET /servers/{server}/websocket (docs/reference/power-and-console.md#websocket): a token for this user and
  * server, and where the socket is. `publicUrl` is how clients reach this
  * service (APP_URL).
  */
@@ -149,12 +149,12 @@ export type SocketActionOutcome =
 
 const FORBIDDEN = 'This action is unauthorized.';
 
-/** `send command`: as POST /command (SPEC 8), logged `server:console.command` for the user. */
+/** `send command`: as POST /command (docs/reference/servers.md#the-server-routes), logged `server:console.command` for the user. */
 export function socketConsoleCommand(deps: WebsocketDeps, who: SocketActor, command: string): Promise<SocketActionOutcome> {
   return actAs(deps, who, 'control.console', (server, actor) => sendConsoleCommand(deps, server, actor, command));
 }
 
-/** `set state`: as POST /power (SPEC 8), `kill` needing `control.stop`, logged `server:power.<signal>` for the user. */
+/** `set state`: as POST /power (docs/reference/servers.md#the-server-routes), `kill` needing `control.stop`, logged `server:power.<signal>` for the user. */
 export function socketPowerAction(deps: WebsocketDeps, who: SocketActor, signal: string): Promise<SocketActionOutcome> {
   if (!isPowerSignal(signal)) {
     return Promise.resolve({
@@ -176,7 +176,7 @@ function isPowerSignal(value: string): value is PowerSignal {
  * The HTTP route's checks, in its order, against what is stored now: the
  * user still sees the server (and may use the socket), holds the permission
  * (the token's, narrowed by their current rights), and the server's status
- * allows a change (SPEC 6: as a route that mutates and is blocked during a
+ * allows a change (docs/reference/servers.md#status: as a route that mutates and is blocked during a
  * restore). The activity entry has the user as actor, no key, the socket's IP.
  */
 async function actAs(

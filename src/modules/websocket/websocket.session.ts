@@ -65,7 +65,7 @@ interface Identity {
 type SessionState = 'pending' | 'active' | 'expired' | 'closed';
 
 /**
- * One client's socket (SPEC 11), speaking Wings' protocol: authenticated by
+ * One client's socket (docs/reference/power-and-console.md#websocket), speaking Wings' protocol: authenticated by
  * its `auth` frame (and renewed by the next), then it hears its server's
  * console, status and stats from the hub and may send commands and power
  * actions, each checked against the user's rights as stored now and logged
@@ -113,7 +113,7 @@ export class SocketSession {
   }
 
   /**
-   * An install's output line (SPEC 16): to the server's owner and root admins
+   * An install's output line (docs/reference/eggs-and-installs.md): to the server's owner and root admins
    * only, as Wings sends it only to tokens with `admin.websocket.install`
    * (docs/INSTALLS.md: scripts may print secrets; subusers do not see them).
    */
@@ -301,7 +301,7 @@ export class SocketSession {
   private async sendLogs(): Promise<void> {
     if (!this.row) return;
     if (this.row.status === 'installing') {
-      // While it installs, the server's log is the install's (SPEC 16).
+      // While it installs, the server's log is the install's (docs/reference/eggs-and-installs.md).
       for (const line of await this.host.deps.daemon.installLog(daemonServer(this.row), HISTORY_LINES))
         this.deliverInstallOutput(line);
       return;
@@ -340,7 +340,7 @@ export class SocketSession {
     this.close(CLOSE.authFailed, reason);
   }
 
-  /** The user can no longer see the server or use its socket (SPEC 11: a removed subuser, a lost permission). */
+  /** The user can no longer see the server or use its socket (docs/reference/power-and-console.md#websocket: a removed subuser, a lost permission). */
   private revoke(): void {
     this.send(OUTBOUND.jwtError, [JWT_ERRORS.revoked]);
     this.close(CLOSE.accessRevoked, 'access to this server was revoked');

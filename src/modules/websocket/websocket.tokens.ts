@@ -3,7 +3,7 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { JWT_ERRORS } from './websocket.frames.js';
 
 /**
- * The websocket's token (SPEC 11): an HS256 JWT signed with the service's
+ * The websocket's token (docs/reference/power-and-console.md#websocket): an HS256 JWT signed with the service's
  * key, carrying what Pterodactyl's NodeJWTService puts in it for Wings:
  * `server_uuid`, `permissions`, `user_uuid`, `user_id` (deprecated there,
  * kept for clients that read it), `unique_id`, and iss (APP_URL), aud (the

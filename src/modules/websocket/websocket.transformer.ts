@@ -5,7 +5,7 @@ import type { BackupCompletedEvent } from '../../server-events.js';
 const MIB = 1024 * 1024;
 
 /**
- * The `stats` frame's argument, Wings' ResourceUsage as JSON (SPEC 11):
+ * The `stats` frame's argument, Wings' ResourceUsage as JSON (docs/reference/power-and-console.md#websocket):
  * memory_limit_bytes is the server's memory limit (0 = none), uptime in
  * milliseconds.
  */

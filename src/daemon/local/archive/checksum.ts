@@ -1,4 +1,4 @@
-/** The recorded sha1 of a backup and the check of an archive against it (SPEC 4). */
+/** The recorded sha1 of a backup and the check of an archive against it (docs/reference/backups-and-restores.md#restoring). */
 import { createHash } from 'node:crypto';
 import type { FileHandle } from 'node:fs/promises';
 import { RestoreError, errnoOrMessage, quote } from './restore-error.js';

@@ -1,5 +1,5 @@
 /**
- * Making a backup: a gzip tarball of a server's volume (SPEC 7), all or
+ * Making a backup: a gzip tarball of a server's volume (docs/reference/schedules.md#running-schedules), all or
  * nothing on disk. The reasoning behind each rule is in docs/RESTORE.md.
  */
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
-/** The modes restored files and folders get (SPEC 4, docs/RESTORE.md): permission bits only, never more. */
+/** The modes restored files and folders get (docs/reference/backups-and-restores.md#restoring, docs/RESTORE.md): permission bits only, never more. */
 
-/** The mode a restored file gets: permission bits only, never setuid, setgid or sticky (SPEC 4). */
+/** The mode a restored file gets: permission bits only, never setuid, setgid or sticky (docs/reference/backups-and-restores.md#restoring). */
 export function fileMode(archived: number | undefined): number {
   return archived === undefined ? 0o644 : archived & 0o777;
 }

@@ -1,6 +1,6 @@
 /**
  * The lexical rules every archive entry's path and link target must pass
- * before anything is written for it (SPEC 4, docs/RESTORE.md). Pure
+ * before anything is written for it (docs/reference/backups-and-restores.md#restoring, docs/RESTORE.md). Pure
  * functions: no file system access.
  */
 import { RestoreError, quote } from './restore-error.js';

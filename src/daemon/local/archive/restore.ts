@@ -1,5 +1,5 @@
 /**
- * The all-or-nothing restore of a backup onto a volume (SPEC 4): open, check,
+ * The all-or-nothing restore of a backup onto a volume (docs/reference/backups-and-restores.md#restoring): open, check,
  * extract into a staging folder, then merge. The reasoning behind each rule is
  * in docs/RESTORE.md.
  */
@@ -44,7 +44,7 @@ async function openArchive(archivePath: string): Promise<FileHandle> {
 }
 
 /**
- * Restores archivePath onto volumeDir (SPEC 4): checks the archive can be read
+ * Restores archivePath onto volumeDir (docs/reference/backups-and-restores.md#restoring): checks the archive can be read
  * and, when expectedSha1 is given, that its sha1 matches; extracts it into a
  * staging folder beside the volume, refusing any unsafe entry; and only when
  * every entry extracted cleanly (and is on disk) empties the volume (truncate)
@@ -64,7 +64,7 @@ export async function restoreArchive(opts: {
   folder?: RestoreFolder;
   /** Bounds on what the archive may expand to (docs/RESTORE.md "Bounded restores"). */
   limits?: ExtractLimits;
-  /** Who the restored files belong to (a confined server's uid, SPEC 10); absent = the service's user. */
+  /** Who the restored files belong to (a confined server's uid, docs/reference/containment.md); absent = the service's user. */
   owner?: { uid: number; gid: number };
 }): Promise<void> {
   const volumeDir = path.resolve(opts.volumeDir);

@@ -87,7 +87,7 @@ export async function* tarStream(volumeDir: string, matcher: IgnoreMatcher, sign
 
 /**
  * The tar stream of the named entries of a held folder (the file manager's
- * compress, SPEC 15), each walked as tarStream walks a volume: entries named
+ * compress, docs/reference/files-and-sftp.md), each walked as tarStream walks a volume: entries named
  * relative to the folder, links stored as links, nothing followed. A name
  * that is not there is skipped.
  */

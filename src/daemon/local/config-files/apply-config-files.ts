@@ -1,9 +1,9 @@
 /**
- * The egg's config files (SPEC 16), edited before every start as Wings edits
+ * The egg's config files (docs/reference/eggs-and-installs.md), edited before every start as Wings edits
  * them (UpdateConfigurationFiles): each file through its parser, a missing
  * file created (as Wings' Touch creates it), one file's failure reported and
  * the others still done, the start going ahead either way (Wings logs and
- * goes on). Every read and write goes through the files layer (SPEC 15):
+ * goes on). Every read and write goes through the files layer (docs/reference/files-and-sftp.md):
  * descriptor-relative, never through a link; a config file that is a link
  * is refused, never followed, and left as it is. A file is only written
  * when its content changed.

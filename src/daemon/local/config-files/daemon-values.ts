@@ -8,7 +8,7 @@
  *
  * - unconfined, `127.0.0.1`: every server shares the machine's network;
  * - confined, an address of the machine itself, where the service's
- *   firewall publishes every allocation to servers too (SPEC 13): the
+ *   firewall publishes every allocation to servers too (docs/reference/network-and-allocations.md): the
  *   server's own primary allocation address when it has a specific one,
  *   else the machine's first non-loopback IPv4 address (`127.0.0.1` is the
  *   server's own loopback in its namespace).

@@ -1,5 +1,5 @@
 /**
- * An egg's `config.files` entry as Wings receives it (SPEC 16): the panel
+ * An egg's `config.files` entry as Wings receives it (docs/reference/eggs-and-installs.md): the panel
  * turns each `find` key into a replacement; a value that is an object
  * (`{ "<if value>": "<replace with>" }`) becomes one conditional replacement
  * per entry, as Pterodactyl's panel does.

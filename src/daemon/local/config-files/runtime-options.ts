@@ -4,7 +4,7 @@ import { applyConfigFiles, type ConfigFileStore } from './apply-config-files.js'
 import { daemonValues } from './daemon-values.js';
 
 /**
- * What a server's egg adds to how the supervisor runs it (SPEC 16): its
+ * What a server's egg adds to how the supervisor runs it (docs/reference/eggs-and-installs.md): its
  * environment, its done lines, and its config files edited before each
  * spawn (through `store`, the files layer; `confined` decides what
  * `{{config.docker.interface}}` is, daemon-values.ts).

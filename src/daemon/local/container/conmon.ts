@@ -1,6 +1,6 @@
 /**
  * conmon (the containers project's monitor, Debian's `conmon`) holds each
- * server's standard streams from outside its box (SPEC 14): it runs `runc
+ * server's standard streams from outside its box (docs/reference/power-and-console.md#servers-outlive-the-service): it runs `runc
  * create` with pipes as the container's stdin, stdout and stderr, writes what
  * comes out to a size-capped log in Kubernetes' format
  * (`<RFC 3339 time> stdout|stderr P|F <text>`), records the exit status in

@@ -1,5 +1,5 @@
 /**
- * How the service learns that a container ended, and how (SPEC 14: from the
+ * How the service learns that a container ended, and how (docs/reference/power-and-console.md#servers-outlive-the-service: from the
  * monitor, never from a file a server can reach). conmon (conmon.ts) waits
  * for the container's first process as its subreaper and, once it has ended,
  * writes its exit status to `<exit dir>/<container id>` (a temporary file

@@ -1,5 +1,5 @@
 /**
- * Confined servers (SPEC 10): each server's startup command runs in a runc
+ * Confined servers (docs/reference/containment.md): each server's startup command runs in a runc
  * container of its own (server-container.ts), under its own uid (SERVER_UID_RANGE), with its
  * volume as /home/container and its limits in its cgroup. What the service
  * keeps of a running container, and what a SIGKILL of the service leaves, is
@@ -24,7 +24,7 @@ import { openContainerStdin, removeServerContainer, startServerContainer, watchA
 import { HOST_IMAGE } from '../images/local-images.js';
 import { serverExtraEnv } from '../process/server-env.js';
 
-/** SPEC 10: a fork bomb stops here unless the server says otherwise. */
+/** docs/reference/containment.md: a fork bomb stops here unless the server says otherwise. */
 export const DEFAULT_PIDS_LIMIT = 512;
 const CONTAINER_PREFIX = 'quetzal-';
 
@@ -58,7 +58,7 @@ export class ContainerLauncher implements ServerLauncher {
     if (imageRootfs === null && target.image != null && target.image !== HOST_IMAGE)
       throw new DaemonError(`no image named ${target.image} on this node`);
     await setAsideConsoleLog(log.path);
-    // Its own network first (SPEC 13): the container enters the namespace at its start.
+    // Its own network first (docs/reference/network-and-allocations.md): the container enters the namespace at its start.
     const { network } = this.runtime;
     const attached = await network.attach(target.uuid, target.allocations ?? []);
     const started = await startServerContainer(

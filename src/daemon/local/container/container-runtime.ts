@@ -1,5 +1,5 @@
 /**
- * `CONTAINMENT=auto|on|off` (SPEC 10) decided once at start: whether server
+ * `CONTAINMENT=auto|on|off` (docs/reference/containment.md) decided once at start: whether server
  * processes run in runc containers, and what every container of this service
  * shares (runc, the cgroup hierarchy, the host's layout, the uid, what they
  * must never see).
@@ -43,7 +43,7 @@ export function serverUid(runtime: Pick<ContainerRuntime, 'uid' | 'uidRange'>, u
 
 export interface ContainerRuntime {
   readonly runc: Runc;
-  /** conmon's absolute path: the monitor that holds each container's stdio (conmon.ts, SPEC 14). */
+  /** conmon's absolute path: the monitor that holds each container's stdio (conmon.ts, docs/reference/power-and-console.md#servers-outlive-the-service). */
   readonly conmon: string;
   readonly hierarchy: CgroupHierarchy;
   readonly host: HostLayout;
@@ -53,7 +53,7 @@ export interface ContainerRuntime {
   readonly uidRange: UidRange | null;
   /** Real host paths no container may see (DATA_DIR, the `.env` file). */
   readonly hiddenPaths: readonly string[];
-  /** Each server's own network namespace and the firewall table (SPEC 13). */
+  /** Each server's own network namespace and the firewall table (docs/reference/network-and-allocations.md). */
   readonly network: ServerNetwork;
 }
 

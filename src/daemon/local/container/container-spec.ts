@@ -1,6 +1,6 @@
 /**
  * The OCI runtime spec (runc's config.json) for one server's container: what
- * its process may see and use (SPEC 10). Pure: what it needs to know of the
+ * its process may see and use (docs/reference/containment.md). Pure: what it needs to know of the
  * host (which system folders are real folders, which are links, where the
  * hidden paths are) comes in as data; host-layout.ts finds it out.
  */
@@ -16,7 +16,7 @@ const CPU_PERIOD_US = 100_000;
  * The container's first process: runs the startup command as its child (so
  * the server gets ordinary signal handling, not a PID namespace init's) and
  * exits with its status, which conmon records (container-exit.ts). It holds
- * nothing but the pipes conmon gave it as 0, 1 and 2 (SPEC 10: no host file
+ * nothing but the pipes conmon gave it as 0, 1 and 2 (docs/reference/containment.md: no host file
  * is open in the box). As PID 1 it ignores SIGTERM (no handler), so stop
  * signals go to every process (`signalRecorded`) and it outlives the server
  * long enough to pass the status on.
@@ -115,12 +115,12 @@ export interface ContainerOptions {
   /** More variables for the process (an egg's); they cannot replace HOME, PATH, USER or P_SERVER_UUID. */
   readonly extraEnv?: Readonly<Record<string, string>>;
   readonly tmpMiB?: number;
-  /** The server's own network namespace (`/run/netns/...`, SPEC 13); absent = the host's network. */
+  /** The server's own network namespace (`/run/netns/...`, docs/reference/network-and-allocations.md); absent = the host's network. */
   readonly networkNamespace?: string;
   /** A resolv.conf bound over the container's /etc/resolv.conf (one its own network can reach). */
   readonly resolvConf?: string;
   /**
-   * The image's root file system (SPEC 16: an absolute path, shared read-only
+   * The image's root file system (docs/reference/eggs-and-installs.md: an absolute path, shared read-only
    * by every box on that image, its mount points made at build time); absent =
    * `host`: the bundle's empty `rootfs/` with the host's system folders bound in.
    */

@@ -1,5 +1,5 @@
 /**
- * Whether this machine can confine server processes (SPEC 10): what
+ * Whether this machine can confine server processes (docs/reference/containment.md): what
  * `CONTAINMENT=auto` decides on, `on` insists on, and `/health` reports.
  * Cheap (a file or two and one `runc --version`): run once at start.
  */

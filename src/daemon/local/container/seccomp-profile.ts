@@ -1,5 +1,5 @@
 /**
- * The seccomp filter every confined server runs under (SPEC 10), as the OCI
+ * The seccomp filter every confined server runs under (docs/reference/containment.md), as the OCI
  * spec's `linux.seccomp` (runc compiles it with libseccomp). An allowlist:
  * any system call not named here fails with EPERM, as under Docker's default
  * profile. It is at least as strict as Docker's for a container without

@@ -1,6 +1,6 @@
 /**
  * Packing entries of a folder into a new `archive-<YYYY-MM-DDTHHmmss>.tar.gz`
- * in that folder (SPEC 15; Pterodactyl names it `archive-{date}.tar.gz`).
+ * in that folder (docs/reference/files-and-sftp.md; Pterodactyl names it `archive-{date}.tar.gz`).
  * The tar stream is the backups' own (archive/tar-stream.ts): each entry
  * walked descriptor-relative from the held folder, links stored as links,
  * nothing followed out of the volume. gzip level 1: compressing at level 1

@@ -1,5 +1,5 @@
 /**
- * Unpacking an archive of a volume into a folder of it (SPEC 15): `.tar.gz`
+ * Unpacking an archive of a volume into a folder of it (docs/reference/files-and-sftp.md): `.tar.gz`
  * and `.tgz` and `.tar` through the restore's extraction (path safety,
  * bounds, links kept inside, device files and hard links refused), `.zip`
  * through zip-extract.ts by the same rules; anything else is `archive`.

@@ -1,6 +1,6 @@
 /**
- * The disk and inode limits (SPEC 10) as the files layer applies them to
- * every byte it adds to a volume (SPEC 15): uploads, writes, copies,
+ * The disk and inode limits (docs/reference/containment.md) as the files layer applies them to
+ * every byte it adds to a volume (docs/reference/files-and-sftp.md): uploads, writes, copies,
  * extractions, archives and SFTP writes.
  *
  * Measuring a volume walks it (volume/disk-usage.ts), which for 100,000

@@ -1,5 +1,5 @@
 /**
- * The changes of single entries (SPEC 15): making a folder, moving an entry,
+ * The changes of single entries (docs/reference/files-and-sftp.md): making a folder, moving an entry,
  * copying a file, setting permission bits. Each acts on the last segment
  * through its held parent folder with a call that does not follow a link
  * there: mkdir, rename/link, open with O_NOFOLLOW, chmod through an O_PATH

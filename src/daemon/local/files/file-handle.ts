@@ -1,5 +1,5 @@
 /**
- * An SFTP session's open file (SPEC 15): opened from its held folder with
+ * An SFTP session's open file (docs/reference/files-and-sftp.md): opened from its held folder with
  * O_NOFOLLOW (a final link is refused, never followed) and O_NONBLOCK (a
  * FIFO cannot hang the open), checked to be a regular file through its
  * descriptor. A file it creates belongs to the server's uid. Writes that

@@ -1,5 +1,5 @@
 /**
- * Listing a folder and stat of one entry (SPEC 15), through the held folder:
+ * Listing a folder and stat of one entry (docs/reference/files-and-sftp.md), through the held folder:
  * entries are read with readdir and each one lstat'ed by name inside the
  * held folder (/proc/self/fd/<fd>/<name>), so a link is reported as a link
  * and a folder swapped for a link after it was opened is still the folder

@@ -1,5 +1,5 @@
 /**
- * A server's files on this machine (SPEC 15): the one layer every file
+ * A server's files on this machine (docs/reference/files-and-sftp.md): the one layer every file
  * route, SFTP session and install goes through. Every operation resolves its
  * path descriptor-relative through SafeDir (volume-path.ts): no path reaches
  * outside the volume, even with a folder swapped for a link while it runs.

@@ -1,5 +1,5 @@
 /**
- * Who the files the service writes into a volume belong to (SPEC 10, 15):
+ * Who the files the service writes into a volume belong to (docs/reference/containment.md, docs/reference/files-and-sftp.md):
  * the server's uid when it runs confined, so that its process can change
  * them; the service's own user (nothing done) otherwise. Always through a
  * descriptor the caller opened with O_NOFOLLOW, never by path.

@@ -2,7 +2,7 @@
  * The temporary files a write leaves beside its target while it runs
  * (`.quetzal-upload-<24 hex>.tmp`): hidden, recognisable, unique.
  *
- * Decision (SPEC 15 left it open): a SIGKILL mid-write leaves the old file
+ * Decision (docs/reference/files-and-sftp.md left it open): a SIGKILL mid-write leaves the old file
  * (or none) at the target, plus at most one such temporary file. They are not
  * swept by a walk of every volume at start (a volume may hold 100,000 files);
  * instead a listing removes those it meets whose last change is older than

@@ -1,4 +1,4 @@
-/** A stat as a VolumeEntry (SPEC 15's `file_object` before rendering): a link is reported as a link. */
+/** A stat as a VolumeEntry (docs/reference/files-and-sftp.md's `file_object` before rendering): a link is reported as a link. */
 import type fs from 'node:fs';
 import type { VolumeEntry } from '../../daemon.js';
 

@@ -1,5 +1,5 @@
 /**
- * How every file operation finds its entry (SPEC 15): a path relative to the
+ * How every file operation finds its entry (docs/reference/files-and-sftp.md): a path relative to the
  * server's volume (a leading `/` is the volume's root) is split into
  * segments, refused when it names `..`, holds a NUL byte or is empty, and
  * walked descriptor-relative through SafeDir: each folder opened from its

@@ -1,6 +1,6 @@
 /**
  * Extracting a `.zip` into an empty staging folder (the file manager's
- * decompress, SPEC 15) by the restore's rules (SPEC 4, docs/RESTORE.md):
+ * decompress, docs/reference/files-and-sftp.md) by the restore's rules (docs/reference/backups-and-restores.md#restoring, docs/RESTORE.md):
  * yauzl reads the central directory and refuses absolute names and `..`
  * (and so does entrySegments here); each entry is admitted by the restore's
  * bounds (entries, bytes against the disk limit, the file system's free

@@ -1,5 +1,5 @@
 /**
- * `image:import` (SPEC 16): a `docker save` archive or an OCI archive (a tar
+ * `image:import` (docs/reference/eggs-and-installs.md): a `docker save` archive or an OCI archive (a tar
  * of an OCI image layout) unpacked into a staging folder's `rootfs`, with
  * Debian's skopeo and umoci:
  *

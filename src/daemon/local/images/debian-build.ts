@@ -1,5 +1,5 @@
 /**
- * `image:build` (SPEC 16): a root file system from Debian's packages with
+ * `image:build` (docs/reference/eggs-and-installs.md): a root file system from Debian's packages with
  * mmdebstrap, into a staging folder (image-store.ts makes it an image).
  *
  * - `--variant=essential`: Debian's Essential packages (a shell, coreutils,

@@ -1,5 +1,5 @@
 /**
- * The images' folders under `DATA_DIR/images` (SPEC 16, docs/IMAGES.md):
+ * The images' folders under `DATA_DIR/images` (docs/reference/eggs-and-installs.md, docs/IMAGES.md):
  *
  *   images/<key>/image.json            the record: name, source, created_at, size_bytes, version, ...
  *   images/<key>/v-<ms>-<hex>/rootfs   one version of the image's root file system (read-only to servers)

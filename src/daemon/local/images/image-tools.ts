@@ -1,5 +1,5 @@
 /**
- * The programs images are made with (SPEC 16): mmdebstrap (Debian's
+ * The programs images are made with (docs/reference/eggs-and-installs.md): mmdebstrap (Debian's
  * packages), skopeo and umoci (container archives), each run so that it dies
  * with whoever started it. A build takes a minute and mounts /proc and /sys
  * inside its target: were the service (or the `image:build` command) killed

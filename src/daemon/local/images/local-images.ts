@@ -1,5 +1,5 @@
 /**
- * The node's images (SPEC 16, docs/IMAGES.md): read-only root file systems
+ * The node's images (docs/reference/eggs-and-installs.md, docs/IMAGES.md): read-only root file systems
  * under `DATA_DIR/images` that many servers share, named as eggs name Docker
  * images. `host` (the machine's own system folders bound in, as before
  * images existed) always exists and has no folder.
@@ -119,7 +119,7 @@ export class LocalImages implements DaemonImages {
 
   /**
    * Throws what a start on `image` would meet (DaemonError, 502): a non-host
-   * image needs a box (`confined`), and the image must exist (SPEC 16).
+   * image needs a box (`confined`), and the image must exist (docs/reference/eggs-and-installs.md).
    */
   async assertRunnable(image: string | null | undefined, confined: boolean): Promise<void> {
     if (image === undefined || image === null || image === HOST_IMAGE) return;

@@ -1,6 +1,6 @@
 /**
  * Makes a staged root file system fit to be shared read-only by many boxes
- * (SPEC 16), once, at build or import time, before it becomes an image:
+ * (docs/reference/eggs-and-installs.md), once, at build or import time, before it becomes an image:
  *
  * - every mount point the box uses exists as a real folder (or, for
  *   /etc/resolv.conf, a real file): runc creates a missing mount point in the

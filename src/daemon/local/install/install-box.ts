@@ -1,5 +1,5 @@
 /**
- * The installer box (SPEC 16): an install script in a runc container of its
+ * The installer box (docs/reference/eggs-and-installs.md): an install script in a runc container of its
  * own, `qzinstall-<uuid>` (not `quetzal-<uuid>`: the server's container and
  * the launcher's sweep of `quetzal-*` never see it). Its spec is the
  * server's (container-spec.ts: no capability, the seccomp allowlist, the
@@ -7,7 +7,7 @@
  * folders or the image read-only, hidden paths masked) with three changes:
  * the volume at `/mnt/server` (writable; the working folder and HOME), the
  * script read-only at `/tmp/.quetzal-install/install.sh`, and the entrypoint as its
- * first process. Its network is the server's own namespace (SPEC 13),
+ * first process. Its network is the server's own namespace (docs/reference/network-and-allocations.md),
  * attached for the install with no published port, detached after.
  *
  * No user namespace: the script runs as the server's uid, as the server

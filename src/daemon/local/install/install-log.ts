@@ -1,5 +1,5 @@
 /**
- * A server's install log, `<logs>/<uuid>.install.log` (SPEC 16): plain text,
+ * A server's install log, `<logs>/<uuid>.install.log` (docs/reference/eggs-and-installs.md): plain text,
  * one output line each, emptied at the start of every install and bounded:
  * past `maxBytes` the lines are no longer kept (the websocket still gets
  * them) and one last line says so. The installer's own lines (the exit code,

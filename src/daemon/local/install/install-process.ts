@@ -1,7 +1,7 @@
 /**
  * An install without containment (CONTAINMENT=off, or `auto` where the
  * machine cannot confine): the script runs as a plain child process of the
- * service, as the service's user, as unconfined servers do (SPEC 10's
+ * service, as the service's user, as unconfined servers do (docs/reference/containment.md's
  * fallback). Nothing can be mounted at `/mnt/server`, so the script gets the
  * volume's real path in its place: every `/mnt/server` in the script's text
  * is replaced by it (eggs name the folder literally: `cd /mnt/server`,

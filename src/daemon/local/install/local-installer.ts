@@ -1,5 +1,5 @@
 /**
- * Install scripts (SPEC 16): each in an installer box of its own
+ * Install scripts (docs/reference/eggs-and-installs.md): each in an installer box of its own
  * (install-box.ts) when servers run confined, as a plain child process
  * otherwise (install-process.ts); the output goes to the caller line by line
  * and to `<logs>/<uuid>.install.log` (install-log.ts), ended by a `[Quetzal]`

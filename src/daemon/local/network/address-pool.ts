@@ -1,5 +1,5 @@
 /**
- * Inside addresses for servers (SPEC 13): the pool (`SERVER_NETWORK`, a CIDR)
+ * Inside addresses for servers (docs/reference/network-and-allocations.md): the pool (`SERVER_NETWORK`, a CIDR)
  * is cut into /30 subnets, one per running server: the host side of its veth
  * pair takes the first address (the server's gateway), the server the second.
  *

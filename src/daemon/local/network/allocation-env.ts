@@ -2,7 +2,7 @@ import type { ServerAllocation } from '../../daemon.js';
 
 /**
  * `SERVER_IP` and `SERVER_PORT`: the primary allocation, as Wings sets them
- * (SPEC 13), confined or not. Confined, SERVER_IP is the address players use,
+ * (docs/reference/network-and-allocations.md), confined or not. Confined, SERVER_IP is the address players use,
  * not one of the namespace's: binding it there fails (EADDRNOTAVAIL) unless it
  * is 0.0.0.0; a server binds 0.0.0.0:SERVER_PORT, as eggs do.
  */

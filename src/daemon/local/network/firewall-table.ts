@@ -1,6 +1,6 @@
 /**
  * The one nftables table a service (a DATA_DIR) owns: what is published to
- * which server, and what no server may reach (SPEC 13, SPEC 10). Rendered
+ * which server, and what no server may reach (docs/reference/network-and-allocations.md, docs/reference/containment.md). Rendered
  * whole from the network records and loaded with one `nft -f`, which the
  * kernel applies as a single transaction: a reader never sees half a table,
  * and a rebuild after a crash cannot duplicate a rule.
@@ -16,7 +16,7 @@ import { SERVER_INTERFACE_PREFIX } from './address-pool.js';
 import type { NetworkRecord } from './network-records.js';
 
 const SERVERS = `"${SERVER_INTERFACE_PREFIX}*"`;
-/** Every address of this machine (SPEC 13's `0.0.0.0` allocation). */
+/** Every address of this machine (docs/reference/network-and-allocations.md's `0.0.0.0` allocation). */
 const ANY_ADDRESS = '0.0.0.0';
 
 interface Published {

@@ -1,5 +1,5 @@
 /**
- * Whether this machine can give servers networks of their own (SPEC 13),
+ * Whether this machine can give servers networks of their own (docs/reference/network-and-allocations.md),
  * decided once at start with the rest of containment: `ip` and `nft` are
  * there and work (root, CAP_NET_ADMIN), forwarding is on, and the resolver
  * file containers get is written.
@@ -23,7 +23,7 @@ export interface NetworkSettings {
   readonly find?: (name: string) => string | null;
 }
 
-/** The network, or why servers cannot have one here (then containment is unavailable: SPEC 13's fallback). */
+/** The network, or why servers cannot have one here (then containment is unavailable: docs/reference/network-and-allocations.md's fallback). */
 export async function resolveServerNetwork(settings: NetworkSettings): Promise<{ network: ServerNetwork } | { reason: string }> {
   const pool = parseAddressPool(settings.serverNetwork ?? DEFAULT_SERVER_NETWORK);
   const find = settings.find ?? findTool;

@@ -1,5 +1,5 @@
 /**
- * Each confined server's own network (SPEC 13): a network namespace the
+ * Each confined server's own network (docs/reference/network-and-allocations.md): a network namespace the
  * container enters, a routed veth pair into it (a /30 of SERVER_NETWORK), and
  * the service's nftables table (firewall-table.ts), rebuilt from every
  * server's record (network-records.ts) whenever one comes or goes.

@@ -33,7 +33,7 @@ const COPY_CHUNK = 1024 * 1024;
 
 /**
  * Opens a server's console log for appending, readable by the service's user
- * only (SPEC 10): a log from before that rule is tightened. The server's process
+ * only (docs/reference/containment.md): a log from before that rule is tightened. The server's process
  * writes through the descriptor it inherits, whatever the mode.
  */
 export async function openConsoleLog(logPath: string): Promise<fs.FileHandle> {
@@ -78,7 +78,7 @@ export async function rotateConsoleLog(logPath: string, maxBytes: number): Promi
   const staging = `${previous}.tmp`;
   // The bulk is copied off the event loop; the rest is caught up and cut synchronously below.
   await fs.copyFile(logPath, staging);
-  // A copy keeps the source's mode, which a log from before SPEC 10's rule may have left readable.
+  // A copy keeps the source's mode, which a log from before docs/reference/containment.md's rule may have left readable.
   await fs.chmod(staging, PRIVATE_FILE_MODE);
   await fs.rename(staging, previous);
   catchUpAndTruncate(logPath, previous);

@@ -1,12 +1,12 @@
 /**
- * Live console output (SPEC 11's `console output` and `send logs`), read from
+ * Live console output (docs/reference/power-and-console.md#websocket's `console output` and `send logs`), read from
  * a server's console log `<logDir>/<uuid>.log`: for a confined server, written
  * by its monitor in Kubernetes' format and renewed (a new file renamed over
  * it) at its cap (container/conmon.ts); for an unconfined one, written by the
  * process itself and rotated by copy and truncate (console-log.ts). Records
  * are turned into the server's own lines (console-record.ts).
  *
- * Bounded work per server (SPEC 14): the log is read in 64 KiB chunks, each
+ * Bounded work per server (docs/reference/power-and-console.md#servers-outlive-the-service): the log is read in 64 KiB chunks, each
  * its own turn of the event loop; a reader more than MAX_LAG_BYTES (64 MiB) behind (a
  * server printing faster than it can be read) skips to near the end, so that
  * what watchers see stays current; memory per reader is a chunk and one line.

@@ -19,7 +19,7 @@ const execFileAsync = promisify(execFile);
 const openFd = promisify(fsSync.open);
 
 /**
- * At most this much console input waits for a server (SPEC 9): in the pipe
+ * At most this much console input waits for a server (docs/reference/backups-and-restores.md#durability): in the pipe
  * and in our memory together. Linux gives a pipe 64 KiB; our writer only
  * keeps bytes in memory once the pipe is full, so what waits is the pipe's
  * capacity plus the writer's queue.

@@ -1,5 +1,5 @@
 /**
- * The console lines that mean "started" (SPEC 16, the egg's
+ * The console lines that mean "started" (docs/reference/eggs-and-installs.md, the egg's
  * `config.startup.done`): a server with some stays `starting` until its
  * console prints a line that contains one of them, then it is `running`.
  * Matched as Wings matches them: a plain string is looked for anywhere in the

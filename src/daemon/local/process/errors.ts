@@ -8,7 +8,7 @@ export class ServerNotRunningError extends Error {
   }
 }
 
-/** A console line was refused because the process is not reading its standard input and enough is already waiting (SPEC 9). */
+/** A console line was refused because the process is not reading its standard input and enough is already waiting (docs/reference/backups-and-restores.md#durability). */
 export class ConsoleBusyError extends Error {
   constructor(readonly serverUuid: string) {
     super(`Server ${serverUuid} is not reading its console: too much input is already waiting.`);

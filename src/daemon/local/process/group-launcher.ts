@@ -1,5 +1,5 @@
 /**
- * Unconfined servers (SPEC 7; SPEC 10 with CONTAINMENT off): the startup
+ * Unconfined servers (docs/reference/schedules.md#running-schedules; docs/reference/containment.md with CONTAINMENT off): the startup
  * command runs as `/bin/sh -c` under the service's own user, as the leader of
  * a process group of its own, its console a FIFO (console.ts).
  *

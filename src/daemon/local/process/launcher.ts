@@ -1,8 +1,8 @@
 /**
  * How a server's startup command is run: the seam between the supervisor's
  * bookkeeping (claims, pid files, states, stops) and the operating system.
- * Two implementations: a plain process group (group-launcher.ts, SPEC 7) and
- * a runc container (container/container-launcher.ts, SPEC 10). Either way the
+ * Two implementations: a plain process group (group-launcher.ts, docs/reference/schedules.md#running-schedules) and
+ * a runc container (container/container-launcher.ts, docs/reference/containment.md). Either way the
  * started process is the leader of its process group (pid = pgid), which the
  * pid files record, and the supervisor signals what it started through
  * `signalRecorded` (process-group.ts), which knows both.
@@ -17,13 +17,13 @@ export interface LaunchTarget {
   /** The folder the process runs in; it must exist. */
   readonly volumeDir: string;
   readonly limits?: ServerLimits;
-  /** Published into a confined server's network (SPEC 13), primary first; SERVER_IP/SERVER_PORT either way. */
+  /** Published into a confined server's network (docs/reference/network-and-allocations.md), primary first; SERVER_IP/SERVER_PORT either way. */
   readonly allocations?: readonly ServerAllocation[];
-  /** The uid and gid a confined server runs as (its own, SPEC 10); absent = SERVER_UID. */
+  /** The uid and gid a confined server runs as (its own, docs/reference/containment.md); absent = SERVER_UID. */
   readonly uid?: number;
-  /** The image a confined server's box runs on (SPEC 16); absent or null = `host`. */
+  /** The image a confined server's box runs on (docs/reference/eggs-and-installs.md); absent or null = `host`. */
   readonly image?: string | null;
-  /** More environment from the panel (SPEC 16, server-env.ts); it never replaces HOME, PATH, USER or P_SERVER_UUID. */
+  /** More environment from the panel (docs/reference/eggs-and-installs.md, server-env.ts); it never replaces HOME, PATH, USER or P_SERVER_UUID. */
   readonly environment?: Readonly<Record<string, string>>;
 }
 
@@ -62,13 +62,13 @@ export interface UsageSample {
   readonly memoryBytes: number;
   /** CPU time used so far, in nanoseconds. */
   readonly cpuUsageNs: number;
-  /** Bytes through the server's own network (SPEC 13); absent where it has none (the host's network). */
+  /** Bytes through the server's own network (docs/reference/network-and-allocations.md); absent where it has none (the host's network). */
   readonly networkRxBytes?: number;
   readonly networkTxBytes?: number;
 }
 
 export interface ServerLauncher {
-  /** Whether processes run confined (SPEC 10): what `/health` reports. */
+  /** Whether processes run confined (docs/reference/containment.md): what `/health` reports. */
   readonly confined: boolean;
   /**
    * Starts the startup command with its output going to the console log;
@@ -77,7 +77,7 @@ export interface ServerLauncher {
    */
   launch(target: LaunchTarget, startup: string, log: ConsoleLogTarget): Promise<LaunchedProcess>;
   /**
-   * Takes over a server a dead instance left running (SPEC 14), under that
+   * Takes over a server a dead instance left running (docs/reference/power-and-console.md#servers-outlive-the-service), under that
    * server's pid file: its console, its exit. Null when it cannot be taken
    * over (a plain process group, whose output and stdin died with its
    * service; a container whose monitor is gone): it is then stopped.

@@ -1,7 +1,7 @@
 /**
  * What a service instance that is gone (stopped with SERVERS_ON_SHUTDOWN=keep,
  * crashed, SIGKILLed) left running: adopted when its launcher can take it
- * over (a container with its monitor, SPEC 14), stopped otherwise; and
+ * over (a container with its monitor, docs/reference/power-and-console.md#servers-outlive-the-service), stopped otherwise; and
  * sweeping what a crash left in the run folder.
  */
 import fs from 'node:fs/promises';

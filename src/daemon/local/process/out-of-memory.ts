@@ -3,7 +3,7 @@ import type { ServerLauncher } from './launcher.js';
 import type { RecordedGroup } from './process-group.js';
 import type { ProcessLogger } from './supervisor-options.js';
 
-/** The console line a server killed by the kernel's OOM killer leaves in its log (SPEC 10). */
+/** The console line a server killed by the kernel's OOM killer leaves in its log (docs/reference/containment.md). */
 export const OUT_OF_MEMORY_LINE = 'server killed: out of memory';
 
 /** Releasing an exited process, and who is told that the kernel killed a server for using more memory than its limit, and the console line that says so. */

@@ -150,7 +150,7 @@ export class PidFiles {
   }
 
   /**
-   * Takes over a running server whose owner died (SPEC 14's adoption): the
+   * Takes over a running server whose owner died (docs/reference/power-and-console.md#servers-outlive-the-service's adoption): the
    * pid file is rewritten with this instance as its owner, the rest of the
    * record (pid, start time, container) kept. Two instances adopting at once
    * are kept apart by `<uuid>.pid.adopt`, created exclusively and naming its

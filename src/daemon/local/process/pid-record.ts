@@ -18,7 +18,7 @@ export interface PidRecord {
   owner: OwnerRecord | null;
   /** Random, per start: two claims never have the same contents. */
   token: string;
-  /** The runc container the process is the first process of (SPEC 10); null for a plain process group. */
+  /** The runc container the process is the first process of (docs/reference/containment.md); null for a plain process group. */
   container: string | null;
 }
 

@@ -82,7 +82,7 @@ export interface RecordedGroup {
   readonly pgid: number;
   readonly startTime: string | null;
   /**
-   * The runc container the leader is the first process of (SPEC 10), or null
+   * The runc container the leader is the first process of (docs/reference/containment.md), or null
    * for a plain process group. Absent in pid files from before containment.
    */
   readonly container?: string | null;

@@ -1,5 +1,5 @@
 /**
- * The environment a server's panel-given variables add (SPEC 16), for both
+ * The environment a server's panel-given variables add (docs/reference/eggs-and-installs.md), for both
  * launchers: the primary allocation's SERVER_IP and SERVER_PORT as the
  * fallback, then DaemonServer.environment (STARTUP, SERVER_MEMORY, the egg's
  * variables...) over it. What the launchers set themselves (HOME, PATH, USER,

@@ -16,21 +16,21 @@ export interface SupervisedServer {
   readonly stopCommand: string | null;
   /** The folder the process runs in; it must exist. */
   readonly volumeDir: string;
-  /** Applied by a confining launcher (SPEC 10); absent = none. */
+  /** Applied by a confining launcher (docs/reference/containment.md); absent = none. */
   readonly limits?: ServerLimits;
-  /** Primary first (SPEC 13); absent = none. */
+  /** Primary first (docs/reference/network-and-allocations.md); absent = none. */
   readonly allocations?: readonly ServerAllocation[];
-  /** The uid and gid a confining launcher runs it as (its own, SPEC 10); absent = SERVER_UID. */
+  /** The uid and gid a confining launcher runs it as (its own, docs/reference/containment.md); absent = SERVER_UID. */
   readonly uid?: number;
-  /** The image a confining launcher runs it on (SPEC 16); absent or null = `host`. */
+  /** The image a confining launcher runs it on (docs/reference/eggs-and-installs.md); absent or null = `host`. */
   readonly image?: string | null;
-  /** More environment for the process (SPEC 16, server-env.ts). */
+  /** More environment for the process (docs/reference/eggs-and-installs.md, server-env.ts). */
   readonly environment?: Readonly<Record<string, string>>;
   /** `starting` until the console prints one of these (done-lines.ts); absent or empty = `running` once spawned. */
   readonly doneLines?: readonly string[];
   /**
    * Runs before each spawn, under the server's claim (after a restart's stop):
-   * the egg's config files (SPEC 16). A failure fails the start; it should not throw.
+   * the egg's config files (docs/reference/eggs-and-installs.md). A failure fails the start; it should not throw.
    */
   readonly beforeLaunch?: () => Promise<void>;
 }
@@ -47,7 +47,7 @@ export interface ProcessSupervisorOptions {
   /** How often a running server's log size is checked (default 1 s). */
   consoleLogCheckMs?: number;
   logger?: ProcessLogger;
-  /** How processes are run: a plain process group (the default) or a container (SPEC 10). */
+  /** How processes are run: a plain process group (the default) or a container (docs/reference/containment.md). */
   launcher?: ServerLauncher;
   /** Follows a server's console for its done lines (the daemon's shared console tails); default: tails of its own. */
   watchConsole?: ConsoleWatch;

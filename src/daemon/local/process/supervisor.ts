@@ -45,7 +45,7 @@ export type { ServerLauncher, UsageSample } from './launcher.js';
 export { OUT_OF_MEMORY_LINE } from './out-of-memory.js';
 
 /**
- * The local daemon's process supervisor (SPEC 7): one child process per server
+ * The local daemon's process supervisor (docs/reference/schedules.md#running-schedules): one child process per server
  * with a startup command, run in the server's volume folder, its console on
  * standard input and its output appended to `<logDir>/<uuid>.log` (rotated
  * at a size limit, see console-log.ts).
@@ -160,7 +160,7 @@ export class ProcessSupervisor {
     return found?.state === 'running' ? (found.record.pid ?? undefined) : undefined;
   }
 
-  /** Whether processes run confined (SPEC 10). */
+  /** Whether processes run confined (docs/reference/containment.md). */
   get confined(): boolean {
     return this.launcher.confined;
   }
@@ -187,7 +187,7 @@ export class ProcessSupervisor {
     return Number.isNaN(startedAt) ? null : startedAt;
   }
 
-  /** Told when the kernel killed one of our servers for using more memory than its limit (SPEC 10). */
+  /** Told when the kernel killed one of our servers for using more memory than its limit (docs/reference/containment.md). */
   onOutOfMemory(listener: (serverUuid: string) => void): () => void {
     return this.outOfMemory.subscribe(listener);
   }
@@ -249,7 +249,7 @@ export class ProcessSupervisor {
 
   /**
    * Stops every process (each with its stop command and grace period, all at
-   * once) and resolves when all have exited; with `keep` (SPEC 14,
+   * once) and resolves when all have exited; with `keep` (docs/reference/power-and-console.md#servers-outlive-the-service,
    * SERVERS_ON_SHUTDOWN=keep), leaves running every container whose monitor
    * outlives the service (its pid file stays, naming this instance, which the
    * next start adopts from) and stops only the rest (plain process groups,
@@ -355,7 +355,7 @@ export class ProcessSupervisor {
     let proc: ManagedProcess | undefined;
     let done: DoneWatch | null = null;
     try {
-      // Under the claim: no other instance starts it meanwhile (the egg's config files, SPEC 16).
+      // Under the claim: no other instance starts it meanwhile (the egg's config files, docs/reference/eggs-and-installs.md).
       await target.beforeLaunch?.();
       done = this.doneLines.arm(target); // before the spawn: its line may be the first thing it prints
       proc = await this.spawnTracked(target, startup, claim);
@@ -373,7 +373,7 @@ export class ProcessSupervisor {
     await proc.recorded;
   }
 
-  /** `running` now, or (SPEC 16) once the console printed one of the server's done lines while it is still `starting`. */
+  /** `running` now, or (docs/reference/eggs-and-installs.md) once the console printed one of the server's done lines while it is still `starting`. */
   private untilDone(proc: ManagedProcess, done: DoneWatch | null): void {
     if (!done) return this.setState(proc, 'running');
     proc.doneWatch = done;

@@ -1,5 +1,5 @@
 /**
- * SPEC 10's disk and inode limits held while a server runs: its volume is
+ * docs/reference/containment.md's disk and inode limits held while a server runs: its volume is
  * measured every `intervalMs` (allocated blocks and inodes, disk-usage.ts),
  * and a server found over a limit is handed to `onExceeded` (the daemon stops
  * it), within 30 s of passing it. Measured, not a kernel quota: DATA_DIR's
@@ -33,10 +33,10 @@ export interface DiskWatchOptions {
   readonly onError: (serverUuid: string, err: unknown) => void;
 }
 
-/** The console line a server stopped for passing its disk or inode limit leaves in its log (SPEC 10). */
+/** The console line a server stopped for passing its disk or inode limit leaves in its log (docs/reference/containment.md). */
 export const DISK_LIMIT_LINE = 'server stopped: disk limit exceeded';
 
-/** 10 s: detection (at most one interval, two walks and the confirmation) plus the stop's grace stays within SPEC 10's 30 s. */
+/** 10 s: detection (at most one interval, two walks and the confirmation) plus the stop's grace stays within docs/reference/containment.md's 30 s. */
 export const DISK_WATCH_INTERVAL_MS = 10_000;
 const CONFIRM_DELAY_MS = 1_000;
 

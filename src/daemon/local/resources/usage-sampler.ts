@@ -16,7 +16,7 @@ import { cpuAbsolute } from '../container/cgroup-stats.js';
 export interface UsageReading {
   readonly memoryBytes: number;
   readonly cpuUsageNs: number;
-  /** The server's own network's byte counters (SPEC 13); absent = it has none. */
+  /** The server's own network's byte counters (docs/reference/network-and-allocations.md); absent = it has none. */
   readonly networkRxBytes?: number;
   readonly networkTxBytes?: number;
 }
@@ -28,7 +28,7 @@ export interface UsageFigures {
   readonly memoryBytes: number;
   /** Percent of one core (100 = one core busy) between the last two samples; 0 until there are two. */
   readonly cpuAbsolute: number;
-  /** The server's own network's counters (SPEC 13); absent where it has none. */
+  /** The server's own network's counters (docs/reference/network-and-allocations.md); absent where it has none. */
   readonly networkRxBytes?: number;
   readonly networkTxBytes?: number;
 }

@@ -1,5 +1,5 @@
 /**
- * Restoring a backup onto a server's volume on this node (SPEC 4, 9), and
+ * Restoring a backup onto a server's volume on this node (docs/reference/backups-and-restores.md#restoring, docs/reference/backups-and-restores.md#durability), and
  * finishing or undoing a restore an instance that died left (docs/RESTORE.md).
  * LocalDaemon's restore methods; the volume's state comes in as callbacks.
  */
@@ -34,7 +34,7 @@ export class LocalRestores {
     options: { truncate: boolean; restoreId?: string; maxEntries?: number },
   ): Promise<void> {
     const { deps } = this;
-    // A running server is stopped first (SPEC 4).
+    // A running server is stopped first (docs/reference/backups-and-restores.md#restoring).
     await deps.stopIfRunning(server);
     await deps.prepareVolume(server);
     const used = () => deps.volumeUsage(server);

@@ -1,7 +1,7 @@
 /**
- * Deleting files a client named (SPEC 7): only ever inside the server's
+ * Deleting files a client named (docs/reference/schedules.md#running-schedules): only ever inside the server's
  * volume, never through a link, even one a server's process swaps in while
- * the deletion runs (SPEC 9). Each path is walked segment by segment from the
+ * the deletion runs (docs/reference/backups-and-restores.md#durability). Each path is walked segment by segment from the
  * volume's root, each folder opened by descriptor from its held parent with
  * O_NOFOLLOW (SafeDir): a link on the way is refused, a final entry that is a
  * link is removed itself. A SIGKILL part way leaves a partly removed subtree

@@ -1,5 +1,5 @@
 /**
- * How much disk a server's volume takes (SPEC 10's disk and inode limits,
+ * How much disk a server's volume takes (docs/reference/containment.md's disk and inode limits,
  * `/resources`' disk_bytes): the space allocated to every entry of the tree
  * (st_blocks × 512: files, folders, symlinks, FIFOs, the volume's own folder)
  * and how many inodes they are, each inode once (hard links). What the
@@ -48,13 +48,13 @@ export interface VolumeUsage {
   readonly inodes: number;
 }
 
-/** The server's disk limit in bytes (`diskMiB` × 2^20), or null when it has none (absent or 0, SPEC 10's "unlimited"). */
+/** The server's disk limit in bytes (`diskMiB` × 2^20), or null when it has none (absent or 0, docs/reference/containment.md's "unlimited"). */
 export function diskLimitBytes(limits: ServerLimits | undefined): number | null {
   const mib = limits?.diskMiB ?? 0;
   return mib > 0 ? mib * MIB : null;
 }
 
-/** SPEC 10's default inode limit: one inode per 4 KiB of the disk limit. */
+/** docs/reference/containment.md's default inode limit: one inode per 4 KiB of the disk limit. */
 const BYTES_PER_DEFAULT_INODE = 4096;
 
 /**

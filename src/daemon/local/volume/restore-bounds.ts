@@ -1,5 +1,5 @@
 /**
- * How far a restore may go under a server's disk and inode limits (SPEC 9,
+ * How far a restore may go under a server's disk and inode limits (docs/reference/backups-and-restores.md#durability,
  * 10): the bounds the staging extraction checks on each entry, so that an
  * archive past them fails before the volume changes.
  */

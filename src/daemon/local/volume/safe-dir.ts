@@ -2,7 +2,7 @@
  * A directory held open by descriptor, the one mechanism every operation on a
  * volume's files goes through so that a server's process cannot redirect it
  * out of the volume by swapping a folder for a symlink between a check and a
- * use (SPEC 9, docs/RESTORE.md "Safe operations on a volume").
+ * use (docs/reference/backups-and-restores.md#durability, docs/RESTORE.md "Safe operations on a volume").
  *
  * Node has no openat(2), but Linux's `/proc/self/fd/<fd>/<name>` resolves
  * `<fd>` as the very directory the descriptor holds (not by re-reading a
@@ -30,7 +30,7 @@ let supported: boolean | undefined;
  * Throws unless `/proc/self/fd` resolves descriptors as directories (Linux
  * with /proc mounted). Without it there is no way to act relative to a held
  * directory from Node, so volume operations are refused rather than done in a
- * way a server's process could redirect; containment (SPEC 10) needs Linux too.
+ * way a server's process could redirect; containment (docs/reference/containment.md) needs Linux too.
  */
 export function assertSafeDirSupported(): void {
   if (supported === undefined) {

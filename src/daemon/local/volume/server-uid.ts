@@ -4,7 +4,7 @@ import { serverUid, UidRangeExhaustedError, type ContainerRuntime } from '../con
 
 /**
  * The uid (and gid) the server runs as when confined: its own from
- * SERVER_UID_RANGE (SPEC 10); undefined unconfined. A caller that does not
+ * SERVER_UID_RANGE (docs/reference/containment.md); undefined unconfined. A caller that does not
  * know the server's slot (a DaemonServer built from a partial row) gets
  * the uid its volume was given, when that lies in the range: never the
  * shared SERVER_UID, which would take the volume back from the server's uid.

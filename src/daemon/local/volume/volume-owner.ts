@@ -1,5 +1,5 @@
 /**
- * Giving a tree to a server's uid (SPEC 10): a confined server runs as a uid
+ * Giving a tree to a server's uid (docs/reference/containment.md): a confined server runs as a uid
  * of its own (SERVER_UID_RANGE) and must be able to change its own files,
  * including files the service wrote (a restore), files from before
  * containment and files of the shared SERVER_UID from before per-server uids.

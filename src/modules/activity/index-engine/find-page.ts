@@ -29,7 +29,7 @@ export interface EngineDeps {
 
 /**
  * One page of a server's activity log and the exact number of entries matching
- * (SPEC 3). Reads one snapshot, so the page and the total agree even while
+ * (docs/reference/activity.md#listing). Reads one snapshot, so the page and the total agree even while
  * entries are written or pruned. Given a transaction, reads in it.
  */
 export async function findPage(

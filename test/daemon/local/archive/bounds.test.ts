@@ -1,5 +1,5 @@
 /**
- * Bounded work (SPEC 9): a restore whose archive would expand past
+ * Bounded work (docs/reference/backups-and-restores.md#durability): a restore whose archive would expand past
  * RESTORE_MAX_ENTRIES, the server's disk limit or the free space of the
  * volume's file system fails before anything in the volume changes, and
  * having written next to nothing.
@@ -108,7 +108,7 @@ describe('restore bounds', () => {
     expect(refused.staged).toBe(0);
     expect(treeHash()).toBe(before);
 
-    // A limit of 0 is SPEC 10's "unlimited"; just above the size passes too.
+    // A limit of 0 is docs/reference/containment.md's "unlimited"; just above the size passes too.
     expect((await extractBeside(archivePath, { maxBytes: 0 })).error).toBeUndefined();
     expect((await extractBeside(archivePath, { maxBytes: 200 * MIB })).error).toBeUndefined();
   });

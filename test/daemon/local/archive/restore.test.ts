@@ -94,7 +94,7 @@ describe('restoreArchive refuses unsafe or broken archives, leaving everything a
   });
 
   it('a sha1 mismatch is the reason given, whatever else is wrong with the archive', async () => {
-    // The checksum is checked before extraction (SPEC 4): the extraction's own refusal is never reached.
+    // The checksum is checked before extraction (docs/reference/backups-and-restores.md#restoring): the extraction's own refusal is never reached.
     const unsafe = backupFile(tgz([replaceA, { name: path.join(outside, 'pwned'), body: 'x' }]));
     await expectRefused(unsafe, /does not match the recorded checksum/, '0'.repeat(40));
     const truncated = backupFile(gzipSync(rawTar([replaceA], { end: false })), 'cut.tar.gz');

@@ -1,5 +1,5 @@
 /**
- * The egg's config files (SPEC 16) edited on a real volume through the files
+ * The egg's config files (docs/reference/eggs-and-installs.md) edited on a real volume through the files
  * layer, as Wings edits them: one fixture per parser (properties, yaml, json,
  * ini, xml, file), missing files created, conditional values, a file that is
  * a link to outside the volume left alone (never followed), a broken file

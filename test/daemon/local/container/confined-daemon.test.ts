@@ -1,5 +1,5 @@
 /**
- * The local daemon with containment on (SPEC 10, 14), below the HTTP API: the
+ * The local daemon with containment on (docs/reference/containment.md, docs/reference/power-and-console.md#servers-outlive-the-service), below the HTTP API: the
  * supervisor's bookkeeping around runc containers and their monitors. What a
  * SIGKILL of the service leaves (a container without a pid file, a bundle
  * without a container, a pid file whose owner is dead) and what the next
@@ -257,7 +257,7 @@ describe('the local daemon with containment on', () => {
     expect(fs.existsSync(path.join(volumeDir, 'started.txt'))).toBe(false);
   });
 
-  it("adopts a dead instance's running container at start (SPEC 14): console, command, stats, state, kill; never two copies", async () => {
+  it("adopts a dead instance's running container at start (docs/reference/power-and-console.md#servers-outlive-the-service): console, command, stats, state, kill; never two copies", async () => {
     const { daemon, runtime, dataDir } = await confinedDaemon();
     const startup = 'echo ready; while read line; do echo "got $line"; done';
     const target = { ...server(startup), stopCommand: null };

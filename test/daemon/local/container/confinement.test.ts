@@ -1,5 +1,5 @@
 /**
- * A server's process in its container (SPEC 10), with real runc: what it can
+ * A server's process in its container (docs/reference/containment.md), with real runc: what it can
  * see and write, who it runs as, its console both ways, that nothing it
  * starts outlives the container, and that the container outlives the
  * service's handles and can be found, re-attached or removed again.

@@ -1,5 +1,5 @@
 /**
- * The container spec as data (container-spec.ts): each rule of SPEC 10 that
+ * The container spec as data (container-spec.ts): each rule of docs/reference/containment.md that
  * the bundle carries, and the host facts it is built from (host-layout.ts,
  * cgroup-hierarchy.ts). The real containers are in confinement.test.ts and
  * limits.test.ts.

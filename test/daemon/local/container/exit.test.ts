@@ -64,7 +64,7 @@ describe('the end of a container', () => {
     await expect(watchAdoptedContainer(sandbox().runDir, probe.serverUuid).exited).resolves.toEqual({ code: 7, signal: null });
   });
 
-  it('leaves no descriptor of a host file in the box: the first process and the startup command hold pipes only (SPEC 10)', async () => {
+  it('leaves no descriptor of a host file in the box: the first process and the startup command hold pipes only (docs/reference/containment.md)', async () => {
     const probe = await startProbe(sandbox(), 'for p in $$ 1; do ls -l /proc/$p/fd | sed -n "s/.* -> /$p /p"; done; exit 0');
     await probe.exited;
     const entries = readLog(probe).trim().split('\n');

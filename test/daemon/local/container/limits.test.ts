@@ -1,5 +1,5 @@
 /**
- * A container's limits (SPEC 10) hold against real processes, and its
+ * A container's limits (docs/reference/containment.md) hold against real processes, and its
  * figures (cgroup-stats.ts) agree with what /proc says of the same processes.
  */
 import fs from 'node:fs';

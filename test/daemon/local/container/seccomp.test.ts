@@ -1,5 +1,5 @@
 /**
- * The seccomp filter (seccomp-profile.ts, SPEC 10) as data and in a real
+ * The seccomp filter (seccomp-profile.ts, docs/reference/containment.md) as data and in a real
  * container: what a hostile tenant tries is refused with the errno a program
  * expects (EPERM; ENOSYS for clone3, so glibc falls back to clone), while
  * ordinary programs (threads, forks, sockets with epoll, a JIT's mprotect,

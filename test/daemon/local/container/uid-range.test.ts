@@ -1,5 +1,5 @@
 /**
- * SERVER_UID_RANGE (SPEC 10: a uid per server): read from the environment,
+ * SERVER_UID_RANGE (docs/reference/containment.md: a uid per server): read from the environment,
  * and how a server's uid slot maps into it.
  */
 import { describe, expect, it } from 'vitest';

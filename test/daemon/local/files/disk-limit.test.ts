@@ -1,6 +1,6 @@
 /**
  * Every byte the files layer adds counts against the server's disk limit
- * (SPEC 10, 15): writes announced and streamed, copies, compress, SFTP
+ * (docs/reference/containment.md, docs/reference/files-and-sftp.md): writes announced and streamed, copies, compress, SFTP
  * handle growth, and concurrent writes to one server together; the inode
  * limit as well. Refusals leave nothing written.
  */

@@ -1,5 +1,5 @@
 /**
- * The time-of-check race (SPEC 9, 15) for every file operation: a hostile
+ * The time-of-check race (docs/reference/backups-and-restores.md#durability, docs/reference/files-and-sftp.md) for every file operation: a hostile
  * process (the server's) swaps a folder of the volume for a symlink to a
  * folder outside, in a tight loop, while each operation runs on paths
  * through that folder, round after round. Nothing outside may be read,

@@ -1,6 +1,6 @@
 /**
  * Files the service writes into a confined server's volume belong to the
- * server's uid (SPEC 10, 15), whichever operation made them; unconfined
+ * server's uid (docs/reference/containment.md, docs/reference/files-and-sftp.md), whichever operation made them; unconfined
  * (no owner), they stay the service's. Needs root (chown).
  */
 import fs from 'node:fs';

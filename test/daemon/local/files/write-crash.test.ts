@@ -1,5 +1,5 @@
 /**
- * SIGKILL mid-write (SPEC 15): a real service process writing a file
+ * SIGKILL mid-write (docs/reference/files-and-sftp.md): a real service process writing a file
  * through LocalFiles is killed at many instants, from the first chunk to the
  * rename. The target always holds the old bytes or the new ones, never a
  * mix; at most one temporary file is left, and a listing by the next

@@ -1,5 +1,5 @@
 /**
- * Servers on images (SPEC 16), in real runc boxes through the local daemon:
+ * Servers on images (docs/reference/eggs-and-installs.md), in real runc boxes through the local daemon:
  * a server on an image built by `image:build` sees the image's files and not
  * the host's, a read-only root, a writable /tmp and its own memory limit, and
  * the image's folder is left exactly as it was; an imported image (a

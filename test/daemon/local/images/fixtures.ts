@@ -1,5 +1,5 @@
 /**
- * Images for the tests (SPEC 16), made with the real tools:
+ * Images for the tests (docs/reference/eggs-and-installs.md), made with the real tools:
  *
  * - a Debian image built by the real `quetzal image:build` (busybox on
  *   bookworm's Essential set), CACHED between runs in a folder outside any

@@ -1,5 +1,5 @@
 /**
- * SPEC 13 and SPEC 10's network rules, tried by tenants from inside real
+ * docs/reference/network-and-allocations.md and docs/reference/containment.md's network rules, tried by tenants from inside real
  * confined servers: no host service on any host address answers them (the
  * test's own listener on every address, PostgreSQL, MariaDB and Redis ports,
  * the metadata address), another server's inside address does not, its

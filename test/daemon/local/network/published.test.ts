@@ -1,5 +1,5 @@
 /**
- * SPEC 13 at the daemon: a confined server's allocations are published for
+ * docs/reference/network-and-allocations.md at the daemon: a confined server's allocations are published for
  * TCP and UDP on the same port inside, from this machine's loopback and its
  * own address; SERVER_IP and SERVER_PORT are in its environment; a server
  * with no allocation has no published port; its traffic shows in /resources.

@@ -1,7 +1,7 @@
 /**
  * What a SIGKILL of the service leaves of server networks, and what the next
  * start makes of it (docs/CONTAINMENT.md): the dead instance's server is
- * adopted with its network published exactly once (SPEC 14), and a kill then
+ * adopted with its network published exactly once (docs/reference/power-and-console.md#servers-outlive-the-service), and a kill then
  * removes its namespace, veth, record and published ports; leftovers from a crash halfway through an attach (a namespace with no
  * record, a record with no server) are removed; nothing is duplicated and a
  * new start publishes the server once.
@@ -63,7 +63,7 @@ describe('server networks after a crash of the service', () => {
     expect((await tcpAsk('127.0.0.1', port)).startsWith('crashed ')).toBe(true);
 
     const { daemon, runtime } = await networkDaemon(dataDir);
-    // Adopted (SPEC 14): still running and published, exactly once, its namespace and record kept.
+    // Adopted (docs/reference/power-and-console.md#servers-outlive-the-service): still running and published, exactly once, its namespace and record kept.
     expect(await daemon.state(target)).toBe('running');
     expect((await tcpAsk('127.0.0.1', port)).startsWith('crashed ')).toBe(true);
     expect(namespaces().filter((name) => name.endsWith(target.uuid))).toHaveLength(1);

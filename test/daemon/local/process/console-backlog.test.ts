@@ -5,7 +5,7 @@ import { CONSOLE_BACKLOG_LIMIT } from '../../../../src/daemon/local/process/cons
 import { ConsoleBusyError } from '../../../../src/daemon/local/process/supervisor.js';
 import { waitFor, useSupervisorSandbox } from './helpers.js';
 
-/** SPEC 9: console input waiting for a process that does not read it is bounded at 1 MiB. */
+/** docs/reference/backups-and-restores.md#durability: console input waiting for a process that does not read it is bounded at 1 MiB. */
 describe('ProcessSupervisor console backlog', () => {
   const sandbox = useSupervisorSandbox();
   const { supervisor, server } = sandbox;

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../../../../src/config.js';
 import { rotateConsoleLog } from '../../../../src/daemon/local/process/console-log.js';
 import { waitFor, useSupervisorSandbox } from './helpers.js';
 
-/** SPEC 9: a server's console log is rotated at CONSOLE_LOG_MB, keeping one previous file. */
+/** docs/reference/backups-and-restores.md#durability: a server's console log is rotated at CONSOLE_LOG_MB, keeping one previous file. */
 describe('console log rotation', () => {
   const sandbox = useSupervisorSandbox();
   const { supervisor, server, logOf } = sandbox;
@@ -94,7 +94,7 @@ describe('console log rotation', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('');
   });
 
-  it('keeps a rotated log private (SPEC 10), even one written readable before that rule', async () => {
+  it('keeps a rotated log private (docs/reference/containment.md), even one written readable before that rule', async () => {
     fs.mkdirSync(sandbox.logDir, { recursive: true });
     const log = path.join(sandbox.logDir, 'old.log');
     fs.writeFileSync(log, 'x'.repeat(LIMIT + 1));

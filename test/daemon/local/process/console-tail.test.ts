@@ -15,7 +15,7 @@ async function eventually(check: () => boolean, timeoutMs = 5_000): Promise<void
   }
 }
 
-/** Following a console log for the websocket (SPEC 11): lines, rotation, one reader per server, history. */
+/** Following a console log for the websocket (docs/reference/power-and-console.md#websocket): lines, rotation, one reader per server, history. */
 describe('console tail', () => {
   let dir: string;
   let log: string;

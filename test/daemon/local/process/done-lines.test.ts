@@ -1,5 +1,5 @@
 /**
- * Done lines matched as Wings matches them (SPEC 16): a plain string anywhere
+ * Done lines matched as Wings matches them (docs/reference/eggs-and-installs.md): a plain string anywhere
  * in the line, `regex:` a regular expression, an expression that does not
  * compile looked for as written. The state machine around them runs against
  * real processes in egg-runtime.test.ts.

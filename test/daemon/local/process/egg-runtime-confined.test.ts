@@ -1,5 +1,5 @@
 /**
- * The egg runtime (SPEC 16) with containment on, end to end through a real
+ * The egg runtime (docs/reference/eggs-and-installs.md) with containment on, end to end through a real
  * runc container: the panel's environment reaches the process beside the
  * container's own HOME, PATH, USER and P_SERVER_UUID, which it cannot
  * replace; the config file is edited through the files layer (owned by the
@@ -73,7 +73,7 @@ describe('egg runtime, confined', () => {
     await first.daemon.close(); // SERVERS_ON_SHUTDOWN=keep: the container outlives the service
 
     const second = await confinedDaemon({ dataDir: first.dataDir, keep: false });
-    // Nothing on disk says `starting`: whoever finds it running says so (SPEC 14's adoption included).
+    // Nothing on disk says `starting`: whoever finds it running says so (docs/reference/power-and-console.md#servers-outlive-the-service's adoption included).
     expect(await second.daemon.state(server)).toBe('running');
     await second.daemon.power(server, 'stop');
     expect(await second.daemon.state(server)).toBe('offline');

@@ -1,5 +1,5 @@
 /**
- * What the egg runtime tests (SPEC 16) share, confined or not: a stand-in
+ * What the egg runtime tests (docs/reference/eggs-and-installs.md) share, confined or not: a stand-in
  * game server written into the volume (as an install would leave it), the
  * DaemonServer a panel hands over for it, and a run through a real
  * LocalDaemon: environment, config file, done line, `^C` stop.

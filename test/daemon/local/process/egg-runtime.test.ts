@@ -1,5 +1,5 @@
 /**
- * The egg runtime (SPEC 16) in an unconfined LocalDaemon, with real
+ * The egg runtime (docs/reference/eggs-and-installs.md) in an unconfined LocalDaemon, with real
  * processes: the panel's environment reaches the process (never replacing
  * HOME, PATH, USER or P_SERVER_UUID; the allocation's SERVER_IP as the
  * fallback), the config file is edited before the start, the state moves

@@ -1,4 +1,4 @@
-/** Taking over a dead instance's pid file (SPEC 14's adoption): one adopter at a time, never a changed file. */
+/** Taking over a dead instance's pid file (docs/reference/power-and-console.md#servers-outlive-the-service's adoption): one adopter at a time, never a changed file. */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

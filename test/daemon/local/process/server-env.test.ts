@@ -1,5 +1,5 @@
 /**
- * What the panel's environment adds to a server process (SPEC 16); the real
+ * What the panel's environment adds to a server process (docs/reference/eggs-and-installs.md); the real
  * processes' view, confined or not, is in egg-runtime*.test.ts.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The disk watch (SPEC 10: disk and inode limits held while running): a
+ * The disk watch (docs/reference/containment.md: disk and inode limits held while running): a
  * server over a limit in two measurements a confirmation apart is handed on
  * once and no longer watched; one that gave the space back before the second
  * is left alone; servers without limits are not measured; the default inode

@@ -1,5 +1,5 @@
 /**
- * A volume's measured size (SPEC 10's disk and inode limits): allocated
+ * A volume's measured size (docs/reference/containment.md's disk and inode limits): allocated
  * blocks and inodes of every entry, each inode once (what `du -sB1` and `du
  * -s --inodes` count), no link followed even while the server's process swaps
  * a folder for one; and the cache that shares walks.

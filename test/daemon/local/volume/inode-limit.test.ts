@@ -1,5 +1,5 @@
 /**
- * The inode limit where the daemon refuses before anything changes (SPEC 10):
+ * The inode limit where the daemon refuses before anything changes (docs/reference/containment.md):
  * a start, a backup and a restore that would pass it, counted as the disk
  * walk counts (every file, folder and link, the volume's own folder
  * included). A plain (unconfined) local daemon: the limit is the daemon's

@@ -1,5 +1,5 @@
 /**
- * The time-of-check race (SPEC 9): a server's process swaps a folder of its
+ * The time-of-check race (docs/reference/backups-and-restores.md#durability): a server's process swaps a folder of its
  * volume for a symlink to a folder outside, over and over, while a backup or
  * a delete_files runs. Hundreds of rounds; not one may read or delete
  * anything outside the volume.

@@ -1,5 +1,5 @@
 /**
- * Giving a volume to a server's uid (volume-owner.ts, SPEC 10): the whole
+ * Giving a volume to a server's uid (volume-owner.ts, docs/reference/containment.md): the whole
  * tree, links never followed, and the volume's own folder last, so that a
  * walk cut short (a SIGKILL of the service, or here an entry the kernel
  * refuses to change) leaves the root with its old owner and the next prepare,

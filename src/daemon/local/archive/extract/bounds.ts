@@ -1,5 +1,5 @@
 /**
- * The bounds on what a restore may expand to (SPEC 9, docs/RESTORE.md
+ * The bounds on what a restore may expand to (docs/reference/backups-and-restores.md#durability, docs/RESTORE.md
  * "Limits"): entries, bytes against the server's disk limit, and bytes
  * against the free space of the file system the volume is on. Checked on
  * each entry's header, before anything is written for it, so a small archive
@@ -28,7 +28,7 @@ const FREE_MARGIN_SHARE = 0.05;
 export interface ExtractLimits {
   /** Entries the archive may hold (RESTORE_MAX_ENTRIES); default 1,000,000. */
   maxEntries?: number;
-  /** Bytes the files may add up to (the server's disk limit, SPEC 10); none when absent or 0 (SPEC 10's "unlimited"). */
+  /** Bytes the files may add up to (the server's disk limit, docs/reference/containment.md); none when absent or 0 (docs/reference/containment.md's "unlimited"). */
   maxBytes?: number;
 }
 
