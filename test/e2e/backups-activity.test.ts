@@ -126,9 +126,11 @@ describe('the web console: backups and activity', () => {
     await page.getByLabel('Event').fill('backup.restore');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect
-      .poll(async () => (await entries.locator('strong').allTextContents()).sort())
+      .poll(async () => (await entries.locator('.event-key').allTextContents()).sort())
       .toEqual(['server:backup.restore', 'server:backup.restore-complete']);
     const restore = entries.filter({ has: page.getByText('server:backup.restore', { exact: true }) });
+    // A sentence, not only the raw key.
+    expect(await restore.locator('strong').textContent()).toBe('Started restoring a backup');
     expect(await restore.locator('dt').allTextContents()).toEqual(['name', 'truncate']);
     expect(await restore.locator('dd').allTextContents()).toEqual(['before update', 'true']);
 
@@ -137,7 +139,7 @@ describe('the web console: backups and activity', () => {
     await page.getByLabel('Actor').selectOption('system');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect
-      .poll(async () => (await entries.locator('strong').allTextContents()).sort())
+      .poll(async () => (await entries.locator('.event-key').allTextContents()).sort())
       .toEqual(['server:backup.complete', 'server:backup.complete', 'server:backup.restore-complete']);
     expect(await entries.getByText('System', { exact: true }).count()).toBe(3);
 
@@ -146,7 +148,7 @@ describe('the web console: backups and activity', () => {
     await page.getByLabel('IP address').fill('127.0.0.1');
     await page.getByLabel('Sort').selectOption('timestamp');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await expect.poll(async () => (await entries.locator('strong').allTextContents())[0]).toBe('server:backup.start');
+    await expect.poll(async () => (await entries.locator('.event-key').allTextContents())[0]).toBe('server:backup.start');
     expect(await entries.getByText('System', { exact: true }).count()).toBe(0);
     await page.getByLabel('IP address').fill('10.9.9.9');
     await page.getByRole('button', { name: 'Apply filters' }).click();

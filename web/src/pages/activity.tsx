@@ -1,5 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'preact/hooks';
+import { eventText } from '../lib/event-text';
 import { get, query } from '../api/client';
 import { useSignedInUser } from '../api/session';
 import type { ActivityEntry, List } from '../api/types';
@@ -137,7 +138,8 @@ export function ActivitySection() {
               <li key={entry.id} class="card entry">
                 <div class="entry-top">
                   <div class="entry-head">
-                    <strong class="mono">{entry.event}</strong>
+                    <strong>{eventText(entry.event)}</strong>
+                    <code class="muted event-key">{entry.event}</code>
                     {entry.is_api && <span class="badge">API key</span>}
                     {entry.has_additional_metadata && <span class="badge">More metadata</span>}
                   </div>
