@@ -59,6 +59,15 @@ describe('the web console: live console', () => {
     await output(page).getByText('> say hello from the console', { exact: true }).waitFor();
     expect(await page.getByLabel('Command').inputValue()).toBe('');
 
+    // A command over the socket's 4 KiB is refused with a message, not sent (the socket would close).
+    expect(await page.getByLabel('Command').getAttribute('maxlength')).toBe('4000');
+    await page.getByLabel('Command').fill('€'.repeat(1500));
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText(/This command is too long to send/).waitFor();
+    await page.getByLabel('Command').fill('still connected');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await output(page).getByText('> still connected', { exact: true }).waitFor();
+
     // Stats frames (about every 2 s while running) fill the figures and the two graphs.
     await page.locator('.sparkline-line').nth(1).waitFor({ timeout: 15_000 });
     expect(await page.getByRole('img', { name: 'Memory use over the last two minutes' }).count()).toBe(1);
@@ -73,6 +82,9 @@ describe('the web console: live console', () => {
     await powerButton(page, 'Stop').click();
     await page.locator('.badge.state-offline').waitFor({ timeout: 15_000 });
     expect(await powerButton(page, 'Start').isEnabled()).toBe(true);
+    // Stopped: the memory and CPU figures clear instead of showing the last live ones.
+    await expect.poll(async () => page.locator('.stat strong').first().textContent()).toMatch(/^—/);
+    expect(await page.locator('.sparkline-line').count()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });

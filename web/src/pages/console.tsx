@@ -4,6 +4,15 @@ import { ErrorText, Notice, Sparkline } from '../components/ui';
 import { bytes, uptime } from '../lib/format';
 import { useServer, useSocketFrames } from '../lib/server-context';
 
+/** The socket closes on a message over 4 KiB (src/modules/websocket MAX_INBOUND_FRAME_BYTES). */
+const MAX_FRAME_BYTES = 4 * 1024;
+/** The input's own limit: the frame's wrapping takes some of the 4 KiB. */
+const MAX_COMMAND_CHARS = 4000;
+
+function commandFrameBytes(line: string): number {
+  return new TextEncoder().encode(JSON.stringify({ event: 'send command', args: [line] })).length;
+}
+
 /** Live console (SPEC 11, 12): output, a command line, power buttons, memory and CPU graphs. */
 
 const MAX_LINES = 1000;
@@ -118,6 +127,12 @@ export function ConsoleSection() {
         if (lastStatus.current !== null && lastStatus.current !== status)
           append(`[Quetzal] Server marked as ${status}.`, 'panel');
         lastStatus.current = status;
+        // Stopped or killed: no memory in use, no uptime; old figures would read as live.
+        if (status === 'offline') {
+          setStats(null);
+          setMemory([]);
+          setCpu([]);
+        }
         break;
       }
       case 'stats': {
@@ -144,6 +159,14 @@ export function ConsoleSection() {
     const line = command;
     if (line.trim() === '') return;
     setCommandError(null);
+    if (commandFrameBytes(line) > MAX_FRAME_BYTES) {
+      setCommandError(
+        new Error(
+          `This command is too long to send: the console takes at most ${MAX_FRAME_BYTES} bytes a message (accented letters and symbols take more than one).`,
+        ),
+      );
+      return;
+    }
     try {
       if (!socket?.send('send command', line))
         await post(`/api/client/servers/${encodeURIComponent(id)}/command`, { command: line });
@@ -223,6 +246,7 @@ export function ConsoleSection() {
             placeholder={canConsole ? 'Type a command…' : 'You may not send commands to this server'}
             disabled={!canConsole}
             value={command}
+            maxLength={MAX_COMMAND_CHARS}
             onInput={(e) => setCommand(e.currentTarget.value)}
             onKeyDown={browseHistory}
           />
