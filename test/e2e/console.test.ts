@@ -106,4 +106,18 @@ describe('the web console: live console', () => {
     expect(await watcher.page.getByLabel('Command').isDisabled()).toBe(true);
     await watcher.context.close();
   });
+
+  it('a suspended server says so, with its power buttons and command line disabled and no endless "Connecting"', async () => {
+    const held = await svc.echoServer('margaret', 'Suspended one');
+    await svc.cli(['server:status', '--server', held.identifier, '--set', 'suspended']);
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'margaret', 'margaret-password-1', `/server/${held.identifier}`);
+    await page.getByText('This server is suspended.').waitFor();
+    await page.getByText('Suspended: the console is closed while the server is suspended.').waitFor();
+    expect(await page.getByText('Connecting to the console…').count()).toBe(0);
+    for (const name of POWER) expect(await powerButton(page, name).isDisabled(), name).toBe(true);
+    expect(await page.getByLabel('Command').isDisabled()).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

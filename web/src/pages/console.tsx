@@ -200,7 +200,9 @@ export function ConsoleSection() {
 
   const memoryLimit = stats?.memory_limit_bytes || server.attributes.limits.memory * 1024 * 1024;
   const cpuLimit = server.attributes.limits.cpu || 100;
-  const canConsole = permissions.can('control.console');
+  // Suspended: no socket is opened (server.tsx), so nothing is "connecting" and no power change is allowed.
+  const suspended = server.attributes.status === 'suspended' || server.attributes.is_suspended;
+  const canConsole = permissions.can('control.console') && !suspended;
 
   return (
     <section aria-labelledby="console-title" class="console-grid">
@@ -223,7 +225,11 @@ export function ConsoleSection() {
         >
           {lines.length === 0 && (
             <div class="terminal-line panel">
-              {socket?.state === 'connected' ? 'No output yet.' : 'Connecting to the console…'}
+              {suspended
+                ? 'Suspended: the console is closed while the server is suspended.'
+                : socket?.state === 'connected'
+                  ? 'No output yet.'
+                  : 'Connecting to the console…'}
             </div>
           )}
           {lines.map((line) => (
@@ -265,7 +271,7 @@ export function ConsoleSection() {
                 key={signal}
                 type="button"
                 class={signal === 'kill' || signal === 'stop' ? 'danger' : signal === 'start' ? 'primary' : ''}
-                disabled={!allowed || !when(state) || powerBusy !== null}
+                disabled={suspended || !allowed || !when(state) || powerBusy !== null}
                 title={allowed ? undefined : `You lack the ${permission} permission`}
                 onClick={() => void power(signal)}
               >
