@@ -60,6 +60,8 @@ describe('the web console: sign-in, servers and account', () => {
       expect.arrayContaining(['Lovelace survival', 'Creative build']),
     );
     expect(await list.getByRole('link').count()).toBe(2);
+    // Each server's live state from its resources.
+    await expect.poll(() => list.locator('.live-figures .badge').allTextContents()).toEqual(['Offline', 'Offline']);
     await auditPage(page, 'servers');
 
     await list.getByRole('link', { name: 'Creative build' }).click();
