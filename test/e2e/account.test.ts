@@ -60,6 +60,8 @@ describe('the web console: sign-in, servers and account', () => {
       expect.arrayContaining(['Lovelace survival', 'Creative build']),
     );
     expect(await list.getByRole('link').count()).toBe(2);
+    // Each server's live state from its resources.
+    await expect.poll(() => list.locator('.live-figures .badge').allTextContents()).toEqual(['Offline', 'Offline']);
     await auditPage(page, 'servers');
 
     await list.getByRole('link', { name: 'Creative build' }).click();
@@ -139,6 +141,56 @@ describe('the web console: sign-in, servers and account', () => {
     await page.getByLabel('Current password').fill('bob-password-1');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText('Your password has been changed.').waitFor();
+    await context.close();
+  });
+
+  it('a fresh page load asks nothing that fails: no 401 for /auth/session, no console error', async () => {
+    const { page, errors, context } = await newPage(browser);
+    const logged: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') logged.push(message.text());
+    });
+    const failed: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
+    await page.goto(svc.base);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.goto(`${svc.base}/account`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(failed).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('sign out shows the sign-in form at once, before the panel answers, with no signed-in data left', async () => {
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'ada', 'ada-password-1');
+    await page.getByRole('link', { name: 'Lovelace survival' }).waitFor();
+    // Hold the sign-out request: the form must not wait for its answer.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let logoutSeen = false;
+    await page.route('**/auth/logout', async (route) => {
+      logoutSeen = true;
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(logoutSeen).toBe(true);
+    const text = (await page.textContent('body')) ?? '';
+    expect(text).not.toContain('Lovelace survival');
+    expect(text).not.toContain('Creative build');
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    release();
+    // And the session really ended: a reload stays signed out.
+    await page.waitForResponse((response) => response.url().endsWith('/auth/logout'));
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Lovelace survival' }).count()).toBe(0);
+    expect(errors).toEqual([]);
     await context.close();
   });
 });

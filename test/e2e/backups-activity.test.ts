@@ -118,6 +118,12 @@ describe('the web console: backups and activity', () => {
     await page.getByRole('button', { name: 'Next page' }).click();
     await page.getByText(`Page 2 of 2 · ${total} entries`).waitFor();
     expect(await entries.count()).toBe(total - 25);
+    expect(new URL(page.url()).searchParams.get('page')).toBe('2');
+    // The page is in the address: back returns to page 1, forward to page 2.
+    await page.goBack();
+    await page.getByText(`Page 1 of 2 · ${total} entries`).waitFor();
+    await page.goForward();
+    await page.getByText(`Page 2 of 2 · ${total} entries`).waitFor();
     await page.getByRole('button', { name: 'Previous page' }).click();
     await page.getByText(`Page 1 of 2`).waitFor();
     await auditPage(page, 'activity');
@@ -126,18 +132,30 @@ describe('the web console: backups and activity', () => {
     await page.getByLabel('Event').fill('backup.restore');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect
-      .poll(async () => (await entries.locator('strong').allTextContents()).sort())
+      .poll(async () => (await entries.locator('.event-key').allTextContents()).sort())
       .toEqual(['server:backup.restore', 'server:backup.restore-complete']);
     const restore = entries.filter({ has: page.getByText('server:backup.restore', { exact: true }) });
+    // A sentence, not only the raw key.
+    expect(await restore.locator('strong').textContent()).toBe('Started restoring a backup');
     expect(await restore.locator('dt').allTextContents()).toEqual(['name', 'truncate']);
     expect(await restore.locator('dd').allTextContents()).toEqual(['before update', 'true']);
+    // The filter is in the address: a reload keeps it, back drops it.
+    expect(new URL(page.url()).searchParams.get('event')).toBe('backup.restore');
+    await page.reload();
+    await expect.poll(async () => (await entries.locator('.event-key').allTextContents()).length).toBe(2);
+    expect(await page.getByLabel('Event').inputValue()).toBe('backup.restore');
+    await page.goBack();
+    await expect.poll(() => entries.count()).toBe(25);
+    expect(await page.getByLabel('Event').inputValue()).toBe('');
+    await page.goForward();
+    await expect.poll(async () => (await entries.locator('.event-key').allTextContents()).length).toBe(2);
 
     // Actor: System (the backup's completion and the restore's end are the system's).
     await page.getByLabel('Event').fill('');
     await page.getByLabel('Actor').selectOption('system');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect
-      .poll(async () => (await entries.locator('strong').allTextContents()).sort())
+      .poll(async () => (await entries.locator('.event-key').allTextContents()).sort())
       .toEqual(['server:backup.complete', 'server:backup.complete', 'server:backup.restore-complete']);
     expect(await entries.getByText('System', { exact: true }).count()).toBe(3);
 
@@ -146,7 +164,7 @@ describe('the web console: backups and activity', () => {
     await page.getByLabel('IP address').fill('127.0.0.1');
     await page.getByLabel('Sort').selectOption('timestamp');
     await page.getByRole('button', { name: 'Apply filters' }).click();
-    await expect.poll(async () => (await entries.locator('strong').allTextContents())[0]).toBe('server:backup.start');
+    await expect.poll(async () => (await entries.locator('.event-key').allTextContents())[0]).toBe('server:backup.start');
     expect(await entries.getByText('System', { exact: true }).count()).toBe(0);
     await page.getByLabel('IP address').fill('10.9.9.9');
     await page.getByRole('button', { name: 'Apply filters' }).click();

@@ -2,8 +2,8 @@ import { QueryClient, QueryClientProvider, useQueryClient } from '@tanstack/reac
 import { lazy, Suspense } from 'preact/compat';
 import { useEffect } from 'preact/hooks';
 import { Link, Route, Switch } from 'wouter-preact';
-import { ApiError, request, whenSignedOut } from './api/client';
-import { SESSION_KEY, useSession, useSignOut } from './api/session';
+import { ApiError, rememberCsrfToken, request, whenSignedOut } from './api/client';
+import { forgetSignedInData, useSession, useSignOut } from './api/session';
 import { ErrorText, Loading, PageErrorBoundary } from './components/ui';
 import { SignInPage } from './pages/sign-in';
 import type { List, Server } from './api/types';
@@ -46,8 +46,8 @@ function Shell() {
   const client = useQueryClient();
   useEffect(() => {
     whenSignedOut(() => {
-      client.clear();
-      client.setQueryData(SESSION_KEY, null);
+      rememberCsrfToken(null);
+      forgetSignedInData(client);
     });
   }, [client]);
 

@@ -1,4 +1,4 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { type QueryClient, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, post, rememberCsrfToken, request } from './client';
 import type { User } from './types';
 
@@ -10,7 +10,15 @@ export interface Session {
 
 export const SESSION_KEY = ['session'] as const;
 
+/** The service sets the readable XSRF-TOKEN cookie with every session: without it there is none to ask about. */
+function mayBeSignedIn(): boolean {
+  return /(?:^|;\s*)XSRF-TOKEN=/.test(document.cookie);
+}
+
 async function readSession(): Promise<Session | null> {
+  // Asking without a session would be answered 401, which the browser logs as an error on every
+  // fresh page load: a page with no session cookie is signed out without asking.
+  if (!mayBeSignedIn()) return null;
   try {
     const body = await request<{ data: Session }>('GET', '/auth/session', { quietUnauthenticated: true });
     rememberCsrfToken(body.data.csrf_token ?? null);
@@ -64,16 +72,28 @@ export async function completeSignIn(
   return body.data;
 }
 
+/**
+ * Signed out: the session query answers null (its observers see it now, so the sign-in form shows)
+ * and every other cached answer goes. clear() would also drop the session query itself, leaving
+ * its observer on a query no longer in the cache, still showing the signed-in pages.
+ */
+export function forgetSignedInData(client: QueryClient): void {
+  client.setQueryData(SESSION_KEY, null);
+  client.removeQueries({ predicate: (query) => query.queryKey[0] !== SESSION_KEY[0] });
+}
+
 export function useSignOut() {
   const client = useQueryClient();
-  // Signed out in the page at once (the sign-in form, no signed-in data left in the cache), then told to the service.
   return async () => {
-    client.removeQueries({ predicate: (query) => query.queryKey[0] !== SESSION_KEY[0] });
-    client.setQueryData(SESSION_KEY, null);
+    // The request takes its CSRF token now; the console forgets the user at once, not after the
+    // answer, so nothing signed-in stays on screen while the panel answers.
+    const done = post('/auth/logout');
+    rememberCsrfToken(null);
+    forgetSignedInData(client);
     try {
-      await post('/auth/logout');
-    } finally {
-      rememberCsrfToken(null);
+      await done;
+    } catch {
+      // Already signed out (401) or unreachable: the console has forgotten the session either way.
     }
   };
 }

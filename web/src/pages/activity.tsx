@@ -1,5 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation, useSearch } from 'wouter-preact';
+import { eventText } from '../lib/event-text';
 import { get, query } from '../api/client';
 import { useSignedInUser } from '../api/session';
 import type { ActivityEntry, List } from '../api/types';
@@ -25,12 +27,41 @@ function propertyText(value: unknown): string {
   return JSON.stringify(value);
 }
 
+function fromSearch(search: string): { filters: Filters; page: number } {
+  const params = new URLSearchParams(search);
+  const sort = params.get('sort');
+  const page = Number(params.get('page') ?? '1');
+  return {
+    filters: {
+      event: params.get('event') ?? '',
+      ip: params.get('ip') ?? '',
+      actor: params.get('actor') ?? '',
+      sort: sort === 'timestamp' ? 'timestamp' : '-timestamp',
+    },
+    page: Number.isInteger(page) && page >= 1 ? page : 1,
+  };
+}
+
+function toSearch(filters: Filters, page: number): string {
+  return query({
+    event: filters.event.trim(),
+    ip: filters.ip.trim(),
+    actor: filters.actor,
+    sort: filters.sort === EMPTY.sort ? undefined : filters.sort,
+    page: page === 1 ? undefined : page,
+  });
+}
+
 export function ActivitySection() {
   const { id } = useServer();
   const user = useSignedInUser();
-  const [draft, setDraft] = useState<Filters>(EMPTY);
-  const [filters, setFilters] = useState<Filters>(EMPTY);
-  const [page, setPage] = useState(1);
+  // The filters and page live in the address (back and forward walk through them, a link keeps them).
+  const search = useSearch();
+  const [location, navigate] = useLocation();
+  const { filters, page } = fromSearch(search);
+  const [draft, setDraft] = useState<Filters>(filters);
+  useEffect(() => setDraft(fromSearch(search).filters), [search]);
+  const go = (next: Filters, nextPage: number) => navigate(`${location}${toSearch(next, nextPage)}`);
   // Everyone seen acting in the log so far, offered as actor filters.
   const [actors, setActors] = useState<Map<string, string>>(
     () => new Map(user.uuid ? [[user.uuid, `${user.username} (you)`]] : []),
@@ -66,14 +97,9 @@ export function ActivitySection() {
 
   const apply = (event: Event) => {
     event.preventDefault();
-    setFilters(draft);
-    setPage(1);
+    go(draft, 1);
   };
-  const reset = () => {
-    setDraft(EMPTY);
-    setFilters(EMPTY);
-    setPage(1);
-  };
+  const reset = () => go(EMPTY, 1);
   const pagination = entries.data?.meta?.pagination;
   const totalPages = pagination?.total_pages ?? 1;
 
@@ -137,7 +163,8 @@ export function ActivitySection() {
               <li key={entry.id} class="card entry">
                 <div class="entry-top">
                   <div class="entry-head">
-                    <strong class="mono">{entry.event}</strong>
+                    <strong>{eventText(entry.event)}</strong>
+                    <code class="muted event-key">{entry.event}</code>
                     {entry.is_api && <span class="badge">API key</span>}
                     {entry.has_additional_metadata && <span class="badge">More metadata</span>}
                   </div>
@@ -165,13 +192,13 @@ export function ActivitySection() {
       )}
       {pagination && (
         <nav class="pager" aria-label="Activity pages">
-          <button type="button" disabled={page <= 1 || entries.isFetching} onClick={() => setPage(page - 1)}>
+          <button type="button" disabled={page <= 1 || entries.isFetching} onClick={() => go(filters, page - 1)}>
             Previous page
           </button>
           <span aria-live="polite">
             Page {pagination.current_page} of {totalPages} · {pagination.total} entries
           </span>
-          <button type="button" disabled={page >= totalPages || entries.isFetching} onClick={() => setPage(page + 1)}>
+          <button type="button" disabled={page >= totalPages || entries.isFetching} onClick={() => go(filters, page + 1)}>
             Next page
           </button>
         </nav>

@@ -4,6 +4,15 @@ import { ErrorText, Notice, Sparkline } from '../components/ui';
 import { bytes, uptime } from '../lib/format';
 import { useServer, useSocketFrames } from '../lib/server-context';
 
+/** The socket closes on a message over 4 KiB (src/modules/websocket MAX_INBOUND_FRAME_BYTES). */
+const MAX_FRAME_BYTES = 4 * 1024;
+/** The input's own limit: the frame's wrapping takes some of the 4 KiB. */
+const MAX_COMMAND_CHARS = 4000;
+
+function commandFrameBytes(line: string): number {
+  return new TextEncoder().encode(JSON.stringify({ event: 'send command', args: [line] })).length;
+}
+
 /** Live console (SPEC 11, 12): output, a command line, power buttons, memory and CPU graphs. */
 
 const MAX_LINES = 1000;
@@ -118,8 +127,12 @@ export function ConsoleSection() {
         if (lastStatus.current !== null && lastStatus.current !== status)
           append(`[Quetzal] Server marked as ${status}.`, 'panel');
         lastStatus.current = status;
-        // A stopped process uses nothing: its memory, CPU and uptime figures clear (disk stays).
-        if (status === 'offline') setStats((last) => last && { ...last, memory_bytes: 0, cpu_absolute: 0, uptime: 0 });
+        // Stopped or killed: no memory in use, no uptime; old figures would read as live.
+        if (status === 'offline') {
+          setStats(null);
+          setMemory([]);
+          setCpu([]);
+        }
         break;
       }
       case 'stats': {
@@ -146,8 +159,12 @@ export function ConsoleSection() {
     const line = command;
     if (line.trim() === '') return;
     setCommandError(null);
-    if (frameBytes(line) > MAX_COMMAND_FRAME_BYTES) {
-      setCommandError(new Error('That command is too long for the console (at most 4 KiB); it was not sent.'));
+    if (commandFrameBytes(line) > MAX_FRAME_BYTES) {
+      setCommandError(
+        new Error(
+          `This command is too long to send: the console takes at most ${MAX_FRAME_BYTES} bytes a message (accented letters and symbols take more than one).`,
+        ),
+      );
       return;
     }
     try {
@@ -183,7 +200,9 @@ export function ConsoleSection() {
 
   const memoryLimit = stats?.memory_limit_bytes || server.attributes.limits.memory * 1024 * 1024;
   const cpuLimit = server.attributes.limits.cpu || 100;
-  const canConsole = permissions.can('control.console');
+  // Suspended: no socket is opened (server.tsx), so nothing is "connecting" and no power change is allowed.
+  const suspended = server.attributes.status === 'suspended' || server.attributes.is_suspended;
+  const canConsole = permissions.can('control.console') && !suspended;
 
   return (
     <section aria-labelledby="console-title" class="console-grid">
@@ -206,7 +225,11 @@ export function ConsoleSection() {
         >
           {lines.length === 0 && (
             <div class="terminal-line panel">
-              {socket?.state === 'connected' ? 'No output yet.' : 'Connecting to the console…'}
+              {suspended
+                ? 'Suspended: the console is closed while the server is suspended.'
+                : socket?.state === 'connected'
+                  ? 'No output yet.'
+                  : 'Connecting to the console…'}
             </div>
           )}
           {lines.map((line) => (
@@ -228,8 +251,8 @@ export function ConsoleSection() {
             spellcheck={false}
             placeholder={canConsole ? 'Type a command…' : 'You may not send commands to this server'}
             disabled={!canConsole}
-            maxLength={MAX_COMMAND_LENGTH}
             value={command}
+            maxLength={MAX_COMMAND_CHARS}
             onInput={(e) => setCommand(e.currentTarget.value)}
             onKeyDown={browseHistory}
           />
@@ -248,7 +271,7 @@ export function ConsoleSection() {
                 key={signal}
                 type="button"
                 class={signal === 'kill' || signal === 'stop' ? 'danger' : signal === 'start' ? 'primary' : ''}
-                disabled={!allowed || !when(state) || powerBusy !== null}
+                disabled={suspended || !allowed || !when(state) || powerBusy !== null}
                 title={allowed ? undefined : `You lack the ${permission} permission`}
                 onClick={() => void power(signal)}
               >
@@ -294,14 +317,4 @@ export function ConsoleSection() {
       </aside>
     </section>
   );
-}
-
-/** The socket refuses inbound frames over 4 KiB (src/modules/websocket/websocket.frames.ts MAX_INBOUND_FRAME_BYTES). */
-const MAX_COMMAND_FRAME_BYTES = 4 * 1024;
-/** The input's length cap: a frame's JSON envelope leaves room for this many characters of plain ASCII. */
-const MAX_COMMAND_LENGTH = 4000;
-
-/** The bytes the command's `send command` frame takes on the wire. */
-function frameBytes(line: string): number {
-  return new TextEncoder().encode(JSON.stringify({ event: 'send command', args: [line] })).length;
 }

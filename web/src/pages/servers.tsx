@@ -28,6 +28,38 @@ function limitsText({ limits }: ServerAttributes): string {
   return parts.length > 0 ? parts.join(' · ') : 'No limits';
 }
 
+interface Resources {
+  attributes: { current_state: string; is_suspended: boolean; resources: { memory_bytes: number; cpu_absolute: number } };
+}
+
+const STATE_LABELS: Record<string, string> = {
+  running: 'Running',
+  starting: 'Starting',
+  stopping: 'Stopping',
+  offline: 'Offline',
+};
+
+/** A server's live state, memory and CPU (GET .../resources), asked again every 10 seconds. */
+function LiveFigures({ identifier }: { identifier: string }) {
+  const live = useQuery({
+    queryKey: ['servers', identifier, 'resources'],
+    queryFn: ({ signal }) => get<Resources>(`/api/client/servers/${encodeURIComponent(identifier)}/resources`, signal),
+    refetchInterval: 10_000,
+  });
+  if (!live.data) return null;
+  const { current_state: state, resources } = live.data.attributes;
+  return (
+    <span class="small live-figures">
+      <span class={`badge state-${state}`}>{STATE_LABELS[state] ?? state}</span>{' '}
+      {state !== 'offline' && (
+        <span class="muted">
+          {bytes(resources.memory_bytes)} · {resources.cpu_absolute.toFixed(1)} % CPU
+        </span>
+      )}
+    </span>
+  );
+}
+
 /** The servers the user can see (GET /api/client), each linking to its page. */
 export function ServersPage() {
   const servers = useQuery(serversQuery);
@@ -50,6 +82,7 @@ export function ServersPage() {
               </Link>
               <span class="muted small">{limitsText(server)}</span>
               <span class="muted mono">{server.identifier}</span>
+              {server.status === null && <LiveFigures identifier={server.identifier} />}
               {server.status && <span class="badge warn">{STATUS_LABELS[server.status] ?? server.status}</span>}
               {!server.server_owner && <span class="badge">Shared with you</span>}
             </li>
