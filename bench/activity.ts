@@ -93,7 +93,13 @@ const EVENTS: [string, number, boolean][] = [
 ];
 const EVENT_WEIGHTS = cumulative(EVENTS.map((e) => e[1]));
 const PROPERTIES = EVENTS.map(([name]) =>
-  name.includes('console') ? '{"command":"say hello"}' : name.includes('power') ? '{}' : name.includes('file') ? '{"files":["logs/latest.log"]}' : '{"name":"Nightly"}',
+  name.includes('console')
+    ? '{"command":"say hello"}'
+    : name.includes('power')
+      ? '{}'
+      : name.includes('file')
+        ? '{"files":["logs/latest.log"]}'
+        : '{"name":"Nightly"}',
 );
 
 /** 3,000 addresses: two thirds IPv4 (private and public ranges), one third IPv6. */
@@ -104,7 +110,11 @@ function addressPool(): string[] {
     const kind = r.next();
     if (pool.size % 3 === 2) {
       const hex = () => r.int(0, 0xffff).toString(16);
-      pool.add(kind < 0.5 ? `2001:db8:${hex()}:${hex()}::${hex()}` : `2a02:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}`);
+      pool.add(
+        kind < 0.5
+          ? `2001:db8:${hex()}:${hex()}::${hex()}`
+          : `2a02:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}:${hex()}`,
+      );
     } else if (kind < 0.25) pool.add(`10.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(1, 254)}`);
     else if (kind < 0.5) pool.add(`192.168.${r.int(0, 255)}.${r.int(1, 254)}`);
     else pool.add(`${r.int(11, 223)}.${r.int(0, 255)}.${r.int(0, 255)}.${r.int(1, 254)}`);
@@ -182,7 +192,11 @@ async function createPeopleAndServers(handle: DatabaseHandle): Promise<Dataset> 
     use_totp: 0,
     created_at: now,
   }));
-  for (let i = 0; i < users.length; i += 500) await db.insertInto('users').values(users.slice(i, i + 500)).execute();
+  for (let i = 0; i < users.length; i += 500)
+    await db
+      .insertInto('users')
+      .values(users.slice(i, i + 500))
+      .execute();
   const userRows = await db.selectFrom('users').select(['id', 'uuid', 'username']).orderBy('id').execute();
   const bigActors = userRows.slice(0, BIG_ACTORS).map((u) => ({ id: u.id, uuid: u.uuid }));
   const owners = userRows.slice(BIG_ACTORS);
@@ -202,7 +216,11 @@ async function createPeopleAndServers(handle: DatabaseHandle): Promise<Dataset> 
       updated_at: now,
     };
   });
-  for (let i = 0; i < servers.length; i += 500) await db.insertInto('servers').values(servers.slice(i, i + 500)).execute();
+  for (let i = 0; i < servers.length; i += 500)
+    await db
+      .insertInto('servers')
+      .values(servers.slice(i, i + 500))
+      .execute();
   const serverRows = await db.selectFrom('servers').select(['id', 'owner_id']).orderBy('id').execute();
   return {
     bigServerId: serverRows[0]!.id,
@@ -304,9 +322,17 @@ function cases(data: Dataset, ips: { broad: string; selective: string }, pages: 
     { name: 'deep: event "backup", page 2,900', query: 'filter[event]=backup&page=2900', server: 'big' },
     { name: 'deep: ip broad, page 2,000', query: `filter[ip]=${ips.broad}&page=2000`, server: 'big' },
     { name: 'deep: actor top user, page 4,000', query: `filter[actor_id]=${uuid(0)}&page=4000`, server: 'big' },
-    { name: 'deep: system, sort=timestamp, page 7,000', query: 'filter[actor_id]=system&sort=timestamp&page=7000', server: 'big' },
+    {
+      name: 'deep: system, sort=timestamp, page 7,000',
+      query: 'filter[actor_id]=system&sort=timestamp&page=7000',
+      server: 'big',
+    },
     { name: 'deep: "file" + ip broad, page 500', query: `filter[event]=file&filter[ip]=${ips.broad}&page=500`, server: 'big' },
-    { name: 'deepest: "file" + ip broad, middle page 1,568', query: `filter[event]=file&filter[ip]=${ips.broad}&page=1568`, server: 'big' },
+    {
+      name: 'deepest: "file" + ip broad, middle page 1,568',
+      query: `filter[event]=file&filter[ip]=${ips.broad}&page=1568`,
+      server: 'big',
+    },
     { name: 'small server, first page', query: '', server: 'small' },
     { name: 'small server, event "file"', query: 'filter[event]=file', server: 'small' },
   ];
@@ -351,7 +377,12 @@ async function datasetOf(handle: DatabaseHandle): Promise<Dataset> {
   };
 }
 
-async function generate(dialect: DialectName, handle: DatabaseHandle, load: (data: Dataset) => Promise<void>, log: (line: string) => void) {
+async function generate(
+  dialect: DialectName,
+  handle: DatabaseHandle,
+  load: (data: Dataset) => Promise<void>,
+  log: (line: string) => void,
+) {
   const t0 = Date.now();
   const data = await createPeopleAndServers(handle);
   await dropActivityLogIndexes(handle.db);
@@ -371,10 +402,23 @@ async function generate(dialect: DialectName, handle: DatabaseHandle, load: (dat
   return data;
 }
 
-async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data: Dataset) => Promise<void>) | undefined, log: (line: string) => void): Promise<Result[]> {
+async function runOn(
+  dialect: DialectName,
+  handle: DatabaseHandle,
+  load: ((data: Dataset) => Promise<void>) | undefined,
+  log: (line: string) => void,
+): Promise<Result[]> {
   const data = load ? await generate(dialect, handle, load, log) : await datasetOf(handle);
 
-  const bigTotal = Number((await handle.db.selectFrom('activity_servers').select('total').where('server_id', '=', data.bigServerId).executeTakeFirstOrThrow()).total);
+  const bigTotal = Number(
+    (
+      await handle.db
+        .selectFrom('activity_servers')
+        .select('total')
+        .where('server_id', '=', data.bigServerId)
+        .executeTakeFirstOrThrow()
+    ).total,
+  );
   // The selective address: one of the top user's, a few hundred entries.
   const ipCounts = await handle.db
     .selectFrom('activity_terms')
@@ -392,7 +436,12 @@ async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data:
 
   const all = cases(data, ips, { all: Math.ceil(bigTotal / 25) });
   // The route's path minus HTTP: parse the query, list, shape every item.
-  const timed: { c: Case; serverId: number; query: ActivityListQuery; ours: Timing & { last: { total: number; ids: number[] } } }[] = [];
+  const timed: {
+    c: Case;
+    serverId: number;
+    query: ActivityListQuery;
+    ours: Timing & { last: { total: number; ids: number[] } };
+  }[] = [];
   for (const c of all) {
     const serverId = c.server === 'big' ? data.bigServerId : data.smallServerIds[17]!;
     // Parsed as the app parses query strings (app.ts), then validated by the route's own parser.
@@ -411,7 +460,9 @@ async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data:
   }
 
   // The baseline gets the index 001 had for exactly this query.
-  await sql`create index if not exists bench_baseline_server_timestamp on activity_logs (server_id, timestamp, id)`.execute(handle.db);
+  await sql`create index if not exists bench_baseline_server_timestamp on activity_logs (server_id, timestamp, id)`.execute(
+    handle.db,
+  );
   if (dialect === 'postgres') await sql`analyze activity_logs`.execute(handle.db);
   for (const { c, serverId, query, ours } of timed) {
     const base = await measure(() => baseline(handle, serverId, query), { runs: BASELINE_RUNS, warmup: 1 });
@@ -426,26 +477,45 @@ async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data:
   // Paging on through the deepest case with the route's defaults: each page starts from the
   // anchors the previous one left (index-engine/anchors.ts).
   {
-    const query = parseActivityQuery(qs.parse(`filter[event]=file&filter[ip]=${ips.broad}&page=1500`, { depth: 2, parameterLimit: 100, allowPrototypes: false }));
+    const query = parseActivityQuery(
+      qs.parse(`filter[event]=file&filter[ip]=${ips.broad}&page=1500`, { depth: 2, parameterLimit: 100, allowPrototypes: false }),
+    );
     const anchors = new AnchorCache();
     let page = 1500;
-    const walk = await measure(async () => {
-      const result = await findPage({ ...deps, anchors }, data.bigServerId, viewer, { ...query, page: page++ });
-      return result.total;
-    }, { runs: RUNS, warmup: 1 });
+    const walk = await measure(
+      async () => {
+        const result = await findPage({ ...deps, anchors }, data.bigServerId, viewer, { ...query, page: page++ });
+        return result.total;
+      },
+      { runs: RUNS, warmup: 1 },
+    );
     const timing = { median: walk.median, p95: walk.p95, runs: walk.runs };
-    results.push({ database: dialect, case: 'paging on: "file" + ip broad, pages 1,501+ one by one', total: walk.last, ours: timing, baseline: { median: NaN, p95: NaN, runs: 0 } });
+    results.push({
+      database: dialect,
+      case: 'paging on: "file" + ip broad, pages 1,501+ one by one',
+      total: walk.last,
+      ours: timing,
+      baseline: { median: NaN, p95: NaN, runs: 0 },
+    });
     log(`  paging on from page 1,500: ${formatMs(walk.median)} ms a page`);
   }
 
   // What the structures cost a writer: one entry per transaction, as an API call writes it,
   // against a plain insert into a copy of 001's table and indexes.
-  await sql`create table bench_plain_logs as select id, server_id, batch, event, ip, description, actor_id, api_key_id, properties, timestamp from activity_logs where 1 = 0`.execute(handle.db);
+  await sql`create table bench_plain_logs as select id, server_id, batch, event, ip, description, actor_id, api_key_id, properties, timestamp from activity_logs where 1 = 0`.execute(
+    handle.db,
+  );
   await sql`create index bench_plain_server_timestamp on bench_plain_logs (server_id, timestamp, id)`.execute(handle.db);
   await sql`create index bench_plain_server_actor on bench_plain_logs (server_id, actor_id, timestamp, id)`.execute(handle.db);
   const actor = { userId: data.bigActors[1]!.id, apiKeyId: 1, ip: data.ips[300]! };
   let n = 0;
-  const entry = () => ({ serverId: data.bigServerId, event: 'server:file.write', actor, properties: { files: ['a.txt'] }, timestamp: Date.now() + n++ });
+  const entry = () => ({
+    serverId: data.bigServerId,
+    event: 'server:file.write',
+    actor,
+    properties: { files: ['a.txt'] },
+    timestamp: Date.now() + n++,
+  });
   const insertRuns = { runs: Math.max(RUNS * 10, 100), warmup: 10 };
   const recorder = await measure(() => recordActivity(handle.db, entry()), insertRuns);
   const plain = await measure(
@@ -453,7 +523,9 @@ async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data:
       handle.db.transaction().execute(async (trx) => {
         const e = entry();
         await sql`insert into bench_plain_logs (id, server_id, event, ip, actor_id, api_key_id, properties, timestamp)
-                  values (${10_000_000 + n}, ${e.serverId}, ${e.event}, ${actor.ip}, ${actor.userId}, 1, '{}', ${e.timestamp})`.execute(trx);
+                  values (${10_000_000 + n}, ${e.serverId}, ${e.event}, ${actor.ip}, ${actor.userId}, 1, '{}', ${e.timestamp})`.execute(
+          trx,
+        );
       }),
     insertRuns,
   );
@@ -463,13 +535,21 @@ async function runOn(dialect: DialectName, handle: DatabaseHandle, load: ((data:
 
   // Pruning a day's worth of the oldest entries (a fresh dataset only: it deletes them).
   if (load) {
-    const oldest = Number((await sql<{ t: number | string }>`select min(timestamp) as t from activity_logs`.execute(handle.db)).rows[0]!.t);
+    const oldest = Number(
+      (await sql<{ t: number | string }>`select min(timestamp) as t from activity_logs`.execute(handle.db)).rows[0]!.t,
+    );
     const cutoff = oldest + DAY;
     const start = process.hrtime.bigint();
     const deleted = await pruneActivity({ db: handle.db, config: { activityPruneDays: 1 } }, cutoff + DAY);
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
     const timing = { median: ms, p95: ms, runs: 1 };
-    results.push({ database: dialect, case: `prune: ${deleted.toLocaleString('en')} oldest entries, 500 per transaction`, total: deleted, ours: timing, baseline: { median: NaN, p95: NaN, runs: 0 } });
+    results.push({
+      database: dialect,
+      case: `prune: ${deleted.toLocaleString('en')} oldest entries, 500 per transaction`,
+      total: deleted,
+      ours: timing,
+      baseline: { median: NaN, p95: NaN, runs: 0 },
+    });
     log(`  prune ${deleted} entries: ${formatMs(ms)} ms (${Math.round(deleted / (ms / 1000)).toLocaleString('en')} entries/s)`);
   }
   return results;
@@ -502,7 +582,8 @@ async function main() {
       const schema = REUSE ? 'bench_activity_kept' : `bench_activity_${randomBytes(4).toString('hex')}`;
       const admin = new pg.Client({ connectionString: pgUrl });
       await admin.connect();
-      const exists = (await admin.query('select 1 from information_schema.schemata where schema_name = $1', [schema])).rowCount! > 0;
+      const exists =
+        (await admin.query('select 1 from information_schema.schemata where schema_name = $1', [schema])).rowCount! > 0;
       if (!exists) await admin.query(`create schema ${schema}`);
       const handle = openDatabase(pgUrl, { searchPath: schema, poolSize: 4 });
       try {
@@ -524,7 +605,9 @@ async function main() {
     formatMs(r.ours.p95),
     formatMs(r.baseline.median),
     formatMs(r.baseline.p95),
-    Number.isFinite(r.baseline.median) ? `${(r.baseline.median / r.ours.median).toFixed(r.baseline.median < r.ours.median * 10 ? 1 : 0)}x` : '-',
+    Number.isFinite(r.baseline.median)
+      ? `${(r.baseline.median / r.ours.median).toFixed(r.baseline.median < r.ours.median * 10 ? 1 : 0)}x`
+      : '-',
   ]);
   process.stdout.write(
     `\nActivity listing, ${ROWS.toLocaleString('en')} entries (1/3 on one server); ms, median and p95 of ${RUNS} runs (baseline ${BASELINE_RUNS})\n\n` +

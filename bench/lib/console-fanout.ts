@@ -114,7 +114,9 @@ export async function measureFanOut(options: FanOutOptions): Promise<FanOutResul
   const sockets: WebSocket[] = [];
   for (let i = 0; i < options.sockets; i++) {
     const asUser = watchers[Math.floor(i / SOCKETS_PER_USER)]!;
-    const { data } = (await (await fetch(`${api}/websocket`, { headers: asUser })).json()) as { data: { token: string; socket: string } };
+    const { data } = (await (await fetch(`${api}/websocket`, { headers: asUser })).json()) as {
+      data: { token: string; socket: string };
+    };
     const socket = new WebSocket(data.socket, { headers: { origin: options.base } });
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
@@ -145,7 +147,8 @@ export async function measureFanOut(options: FanOutOptions): Promise<FanOutResul
   // Warm-up: the process starts, the readers and sockets settle.
   await new Promise((resolve) => setTimeout(resolve, 5_000));
   // Every socket must be in: a refused one would make the fan-out look cheaper than it is.
-  if (authenticated !== options.sockets) throw new Error(`only ${authenticated} of ${options.sockets} sockets were authenticated`);
+  if (authenticated !== options.sockets)
+    throw new Error(`only ${authenticated} of ${options.sockets} sockets were authenticated`);
   const before = rssMiB(options.servicePid);
   measuring = true;
   await new Promise((resolve) => setTimeout(resolve, options.seconds * 1000));

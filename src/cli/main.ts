@@ -163,7 +163,8 @@ async function openContext(
     throw err;
   }
   const modeChanges = [...dataDirChanges, ...(database.modeChanges ?? [])];
-  if (modeChanges.length > 0) logger.info({ modeChanges }, "tightened the modes of the service's own files (docs/reference/containment.md)");
+  if (modeChanges.length > 0)
+    logger.info({ modeChanges }, "tightened the modes of the service's own files (docs/reference/containment.md)");
   return { config, database, logger };
 }
 

@@ -153,6 +153,8 @@ function openPostgres(url: string, max: number, searchPath?: string): DatabaseHa
   });
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   // A schema named in the URL (`?options=-c search_path=X`) is the schema too: Kysely's migrator must look only there.
-  const schema = searchPath ?? /(?:^|\s)search_path=([A-Za-z_][A-Za-z0-9_]*)(?:\s|$)/.exec(new URL(url).searchParams.get('options') ?? '')?.[1];
+  const schema =
+    searchPath ??
+    /(?:^|\s)search_path=([A-Za-z_][A-Za-z0-9_]*)(?:\s|$)/.exec(new URL(url).searchParams.get('options') ?? '')?.[1];
   return { db, dialect: 'postgres', ...(schema ? { schema } : {}), close: () => db.destroy() };
 }

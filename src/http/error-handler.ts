@@ -28,7 +28,10 @@ export function toHttpError(error: unknown): HttpError | null {
   if (error instanceof DaemonError) return daemonFailed(error.message);
   const fastifyError = error as Partial<FastifyError> & { validationContext?: string };
   if (fastifyError.validation) {
-    if (fastifyError.validationContext === 'body' && fastifyError.validation.some((e) => e.instancePath === '' && e.keyword === 'type')) {
+    if (
+      fastifyError.validationContext === 'body' &&
+      fastifyError.validation.some((e) => e.instancePath === '' && e.keyword === 'type')
+    ) {
       return badRequest('The request body must be a JSON object.');
     }
     return validationErrorFromSchema(fastifyError.validation);

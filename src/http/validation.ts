@@ -63,7 +63,8 @@ function describe(error: FastifySchemaValidationError, parentSchema: Record<stri
     case 'type': {
       const type = String(params.type).split(',')[0] ?? 'string';
       const rule = TYPE_RULES[type] ?? type;
-      const what = type === 'integer' ? 'an integer' : type === 'boolean' ? 'true or false' : type === 'number' ? 'a number' : `a ${type}`;
+      const what =
+        type === 'integer' ? 'an integer' : type === 'boolean' ? 'true or false' : type === 'number' ? 'a number' : `a ${type}`;
       return { field, rule, detail: `The ${name} field must be ${what}.` };
     }
     case 'maxLength':
@@ -78,7 +79,8 @@ function describe(error: FastifySchemaValidationError, parentSchema: Record<stri
       if (declaredRule === 'boolean') return { field, rule: 'boolean', detail: `The ${name} field must be true or false.` };
       return { field, rule: 'in', detail: `The selected ${name} is invalid.` };
     case 'pattern':
-      if (declaredRule === 'no_nul') return { field, rule: 'regex', detail: `The ${name} field must not contain NUL characters.` };
+      if (declaredRule === 'no_nul')
+        return { field, rule: 'regex', detail: `The ${name} field must not contain NUL characters.` };
       return { field, rule: declaredRule ?? 'regex', detail: `The ${name} field format is invalid.` };
     default:
       return { field, rule: declaredRule ?? error.keyword, detail: `The ${name} field is invalid.` };

@@ -28,10 +28,13 @@ export class Sleeper {
     return new Promise<void>((resolve) => {
       const entry = {
         resolve,
-        handle: this.timers.setTimeout(() => {
-          if (this.current === entry) this.current = undefined;
-          resolve();
-        }, Math.min(ms, MAX_DELAY)),
+        handle: this.timers.setTimeout(
+          () => {
+            if (this.current === entry) this.current = undefined;
+            resolve();
+          },
+          Math.min(ms, MAX_DELAY),
+        ),
       };
       this.current = entry;
     });

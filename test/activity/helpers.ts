@@ -44,7 +44,22 @@ export async function referenceListing(db: Database, serverId: number, viewer: A
 export async function expectActivityInvariants(db: Database, opts: { insertionOrder?: boolean } = {}) {
   const logs = await db
     .selectFrom('activity_logs')
-    .select(['id', 'server_id', 'seq', 'timestamp', 'event', 'ip', 'actor_id', 'event_term', 'event_seq', 'ip_term', 'ip_seq', 'actor_term', 'actor_seq', 'facet_id'])
+    .select([
+      'id',
+      'server_id',
+      'seq',
+      'timestamp',
+      'event',
+      'ip',
+      'actor_id',
+      'event_term',
+      'event_seq',
+      'ip_term',
+      'ip_seq',
+      'actor_term',
+      'actor_seq',
+      'facet_id',
+    ])
     .orderBy('server_id')
     .orderBy('seq')
     .execute();
@@ -89,7 +104,12 @@ export async function expectActivityInvariants(db: Database, opts: { insertionOr
     expectTerm(row.actor_term, 3, row.actor_id === null ? '' : String(row.actor_id), Number(row.actor_seq));
     const f = facets.get(row.facet_id);
     expect(f, `facet ${row.facet_id}`).toBeDefined();
-    expect([f!.server_id, f!.event_term, f!.ip_term, f!.actor_term]).toEqual([row.server_id, row.event_term, row.ip_term, row.actor_term]);
+    expect([f!.server_id, f!.event_term, f!.ip_term, f!.actor_term]).toEqual([
+      row.server_id,
+      row.event_term,
+      row.ip_term,
+      row.actor_term,
+    ]);
     facetCounts.set(row.facet_id, (facetCounts.get(row.facet_id) ?? 0) + 1);
   }
   for (const [id, t] of terms) {
@@ -123,10 +143,27 @@ export const EVENT_NAMES = [
   'server:Test.UPPER',
 ];
 
-export const IPS = ['10.0.0.1', '10.0.0.12', '192.168.1.5', '192.168.10.50', '2001:DB8::1', '2001:db8::ff', 'fe80::1%eth0', '172.16.0.9', '::1', '10_0.0.1'];
+export const IPS = [
+  '10.0.0.1',
+  '10.0.0.12',
+  '192.168.1.5',
+  '192.168.10.50',
+  '2001:DB8::1',
+  '2001:db8::ff',
+  'fe80::1%eth0',
+  '172.16.0.9',
+  '::1',
+  '10_0.0.1',
+];
 
 /** Random entries for the given servers and actors, timestamps mostly rising with ties and the odd step back. */
-export function randomEntries(rand: ReturnType<typeof randomSource>, count: number, serverIds: number[], actors: Actor[], start: number): ActivityEntry[] {
+export function randomEntries(
+  rand: ReturnType<typeof randomSource>,
+  count: number,
+  serverIds: number[],
+  actors: Actor[],
+  start: number,
+): ActivityEntry[] {
   const clock = new Map(serverIds.map((id) => [id, start]));
   const out: ActivityEntry[] = [];
   for (let i = 0; i < count; i++) {

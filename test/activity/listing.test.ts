@@ -10,7 +10,15 @@ import { findPage, type ListTuning } from '../../src/modules/activity/index-engi
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 import type { UserWithToken } from '../helpers/factories.js';
-import { EVENT_NAMES, expectActivityInvariants, IPS, randomEntries, randomNeedle, randomSource, referenceListing } from './helpers.js';
+import {
+  EVENT_NAMES,
+  expectActivityInvariants,
+  IPS,
+  randomEntries,
+  randomNeedle,
+  randomSource,
+  referenceListing,
+} from './helpers.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const DAY = 86_400_000;
@@ -56,7 +64,14 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
     if (rand.chance(0.5)) query.event = randomNeedle(rand, EVENT_NAMES);
     if (rand.chance(0.35)) query.ip = randomNeedle(rand, IPS);
     if (rand.chance(0.3)) {
-      query.actor = rand.pick([world.owner.user.uuid, world.sub.user.uuid, world.others[0]!.user.uuid, 'system', 'system', randomUUID()]);
+      query.actor = rand.pick([
+        world.owner.user.uuid,
+        world.sub.user.uuid,
+        world.others[0]!.user.uuid,
+        'system',
+        'system',
+        randomUUID(),
+      ]);
     }
     const tuning: ListTuning = rand.pick<ListTuning>([{}, {}, { force: 'scan' }, { force: 'gather' }, { force: 'probe' }]);
     if (rand.chance(0.3)) tuning.windowSlack = rand.pick([0, 2]);
@@ -75,10 +90,19 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
     query.page = rand.pick([1, pages, pages + 1, rand.int(1, pages), rand.int(1, pages)]);
     const expected = await referenceListing(db, serverId, viewer, query);
     // The process's anchor cache, also from inside a test's own snapshot.
-    const actual = await findPage({ db, dialect: h.db.dialect, anchors: anchorCacheFor(h.db.db) }, serverId, viewer, query, tuning);
+    const actual = await findPage(
+      { db, dialect: h.db.dialect, anchors: anchorCacheFor(h.db.db) },
+      serverId,
+      viewer,
+      query,
+      tuning,
+    );
     const context = JSON.stringify({ serverId, viewer, query, tuning });
     expect(actual.total, context).toBe(expected.total);
-    expect(actual.rows.map((r) => r.id), context).toEqual(expected.ids);
+    expect(
+      actual.rows.map((r) => r.id),
+      context,
+    ).toEqual(expected.ids);
   }
 
   /**
@@ -98,7 +122,14 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
       { actor: world.owner.user.uuid, event: 'a' },
     ];
     for (const filters of cases) {
-      const tunings: ListTuning[] = [{}, { force: 'scan', via: 'seq' }, { force: 'scan', via: 'stream' }, { force: 'gather' }, { force: 'probe' }, { force: 'probe', windowSlack: 0, via: 'stream' }];
+      const tunings: ListTuning[] = [
+        {},
+        { force: 'scan', via: 'seq' },
+        { force: 'scan', via: 'stream' },
+        { force: 'gather' },
+        { force: 'probe' },
+        { force: 'probe', windowSlack: 0, via: 'stream' },
+      ];
       for (const tuning of tunings) {
         for (const ascending of [true, false]) {
           const perPage = 9;
@@ -110,7 +141,10 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
             const actual = await findPage({ db: h.db.db, dialect: h.db.dialect }, serverId, owner, query, tuning);
             const context = JSON.stringify({ query, tuning });
             expect(actual.total, context).toBe(expected.total);
-            expect(actual.rows.map((r) => r.id), context).toEqual(expected.ids);
+            expect(
+              actual.rows.map((r) => r.id),
+              context,
+            ).toEqual(expected.ids);
           }
         }
       }
@@ -123,8 +157,12 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
     await trx.execute((t) => compareOnce(rand, world, t));
   }
 
-  async function recordInBatches(rand: ReturnType<typeof randomSource>, db: typeof h.db.db, entries: ReturnType<typeof randomEntries>) {
-    for (let i = 0; i < entries.length; ) {
+  async function recordInBatches(
+    rand: ReturnType<typeof randomSource>,
+    db: typeof h.db.db,
+    entries: ReturnType<typeof randomEntries>,
+  ) {
+    for (let i = 0; i < entries.length;) {
       const size = rand.int(1, 25);
       const batch = entries.slice(i, i + size);
       if (batch.length === 1) await recordActivity(db, batch[0]!);
@@ -170,13 +208,20 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
     for (let i = 0; i < 80; i++) await compareOnce(rand, world);
 
     // Pruning, in small batches, while a writer keeps adding: then everything still agrees.
-    const timestamps = (await h.db.db.selectFrom('activity_logs').select('timestamp').where('server_id', '=', serverIds[0]!).orderBy('seq').execute()).map((r) =>
-      Number(r.timestamp),
-    );
+    const timestamps = (
+      await h.db.db
+        .selectFrom('activity_logs')
+        .select('timestamp')
+        .where('server_id', '=', serverIds[0]!)
+        .orderBy('seq')
+        .execute()
+    ).map((r) => Number(r.timestamp));
     const cutoffAt = timestamps[Math.floor(timestamps.length * 0.4)]!;
     const before = timestamps.length;
     const writer = recordInBatches(rand, h.db.db, randomEntries(rand, 100, serverIds, world.actors, later + 10 * DAY));
-    const deleted = await pruneActivity({ db: h.db.db, config: { activityPruneDays: 30 } }, cutoffAt + 30 * DAY, { batchSize: 17 });
+    const deleted = await pruneActivity({ db: h.db.db, config: { activityPruneDays: 30 } }, cutoffAt + 30 * DAY, {
+      batchSize: 17,
+    });
     await writer;
     expect(deleted).toBeGreaterThan(0);
     const left = await h.db.db.selectFrom('activity_logs').select('timestamp').where('server_id', '=', serverIds[0]!).execute();
@@ -196,7 +241,9 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
       entries.push({
         serverId: server.id,
         event: `server:bulk.e${rand.int(0, 89)}`,
-        actor: rand.chance(0.15) ? SYSTEM_ACTOR : { userId: user.user.id, apiKeyId: 1, ip: `10.9.${rand.int(0, 12)}.${rand.int(0, 15)}` },
+        actor: rand.chance(0.15)
+          ? SYSTEM_ACTOR
+          : { userId: user.user.id, apiKeyId: 1, ip: `10.9.${rand.int(0, 12)}.${rand.int(0, 15)}` },
         timestamp: T0 + i * 1000,
       });
     }
@@ -212,7 +259,13 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
       { actor: users[1]!.user.uuid, ip: '10.9' },
     ];
     for (const filters of cases) {
-      for (const tuning of [{}, { force: 'scan', via: 'seq' }, { force: 'scan', via: 'stream' }, { force: 'gather' }, { force: 'probe' }] as ListTuning[]) {
+      for (const tuning of [
+        {},
+        { force: 'scan', via: 'seq' },
+        { force: 'scan', via: 'stream' },
+        { force: 'gather' },
+        { force: 'probe' },
+      ] as ListTuning[]) {
         for (const ascending of [true, false]) {
           for (const page of [1, 2, 7, 20, 40]) {
             const query: ActivityListQuery = { page, perPage: 11, ascending, ...filters };
@@ -220,7 +273,10 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
             const actual = await findPage({ db: h.db.db, dialect: h.db.dialect }, server.id, viewer, query, tuning);
             const context = JSON.stringify({ query, tuning });
             expect(actual.total, context).toBe(expected.total);
-            expect(actual.rows.map((r) => r.id), context).toEqual(expected.ids);
+            expect(
+              actual.rows.map((r) => r.id),
+              context,
+            ).toEqual(expected.ids);
           }
         }
       }
@@ -243,16 +299,24 @@ describeEachDatabase('activity listing agrees with the plain query', (database) 
     const other = h.db.dialect === 'sqlite' ? openDatabase(h.db.url) : undefined;
     const otherDb = other?.db ?? h.db.db;
     const query: ActivityListQuery = { page: 1, perPage: 10, ascending: false, event: 'backup' };
-    const snapshot = h.db.dialect === 'postgres' ? h.db.db.transaction().setIsolationLevel('repeatable read') : h.db.db.transaction();
+    const snapshot =
+      h.db.dialect === 'postgres' ? h.db.db.transaction().setIsolationLevel('repeatable read') : h.db.db.transaction();
     try {
       await snapshot.execute(async (trx) => {
         const before = await findPage({ db: trx, dialect: h.db.dialect, anchors }, server.id, viewer, query);
         // Meanwhile: more entries, and a listing that learns anchors near the new end.
         await recordActivities(otherDb, batch(300, 300));
-        for (const page of [1, 2, 3]) await findPage({ db: otherDb, dialect: h.db.dialect, anchors }, server.id, viewer, { ...query, page });
+        for (const page of [1, 2, 3])
+          await findPage({ db: otherDb, dialect: h.db.dialect, anchors }, server.id, viewer, { ...query, page });
         for (const page of [1, 2, 3]) {
           const expected = await referenceListing(trx, server.id, viewer, { ...query, page });
-          const actual = await findPage({ db: trx, dialect: h.db.dialect, anchors }, server.id, viewer, { ...query, page }, { force: 'scan' });
+          const actual = await findPage(
+            { db: trx, dialect: h.db.dialect, anchors },
+            server.id,
+            viewer,
+            { ...query, page },
+            { force: 'scan' },
+          );
           expect(actual.total).toBe(before.total);
           expect(actual.rows.map((r) => r.id)).toEqual(expected.ids);
         }

@@ -32,7 +32,11 @@ describeEachDatabase('activity pruning', (database) => {
     const { owner, server } = await h.make.ownedServer();
     const fresh = await h.make.server(owner.user);
     // 30 entries from 30 days ago to today, oldest first.
-    await seed(server.id, owner.user.id, Array.from({ length: 30 }, (_, i) => 29 - i));
+    await seed(
+      server.id,
+      owner.user.id,
+      Array.from({ length: 30 }, (_, i) => 29 - i),
+    );
     await seed(fresh.id, owner.user.id, [3, 2, 1]);
     expect((await listing(owner.token, server.uuid)).meta.pagination.total).toBe(30);
 
@@ -52,31 +56,49 @@ describeEachDatabase('activity pruning', (database) => {
 
     // Nothing more to do; new entries continue the log where it was.
     expect(await pruneActivity(h.deps, NOW)).toBe(0);
-    await recordActivities(h.db.db, [{ serverId: server.id, event: 'server:test.old-only-old', actor: SYSTEM_ACTOR, timestamp: NOW }]);
+    await recordActivities(h.db.db, [
+      { serverId: server.id, event: 'server:test.old-only-old', actor: SYSTEM_ACTOR, timestamp: NOW },
+    ]);
     await expectActivityInvariants(h.db.db);
     const after = await listing(owner.token, server.uuid, 'filter[event]=old-only-old');
     expect(after.meta.pagination.total).toBe(1);
-    const seqs = await h.db.db.selectFrom('activity_logs').select('seq').where('server_id', '=', server.id).orderBy('seq').execute();
+    const seqs = await h.db.db
+      .selectFrom('activity_logs')
+      .select('seq')
+      .where('server_id', '=', server.id)
+      .orderBy('seq')
+      .execute();
     expect(seqs.map((r) => Number(r.seq))).toEqual(Array.from({ length: 9 }, (_, i) => 23 + i));
 
     // Everything old: the server's log empties, and starts again cleanly.
     expect(await pruneActivity(h.deps, NOW + 30 * DAY)).toBe(9 + 3);
     await expectActivityInvariants(h.db.db);
     expect((await listing(owner.token, server.uuid)).meta.pagination).toMatchObject({ total: 0, total_pages: 1 });
-    await recordActivities(h.db.db, [{ serverId: server.id, event: 'server:test.again', actor: SYSTEM_ACTOR, timestamp: NOW + 30 * DAY }]);
+    await recordActivities(h.db.db, [
+      { serverId: server.id, event: 'server:test.again', actor: SYSTEM_ACTOR, timestamp: NOW + 30 * DAY },
+    ]);
     await expectActivityInvariants(h.db.db);
-    expect((await listing(owner.token, server.uuid)).data.map((d: { attributes: { event: string } }) => d.attributes.event)).toEqual(['server:test.again']);
+    expect(
+      (await listing(owner.token, server.uuid)).data.map((d: { attributes: { event: string } }) => d.attributes.event),
+    ).toEqual(['server:test.again']);
   });
 
   it('prunes in the background until stopped', async () => {
     const { owner, server } = await h.make.ownedServer();
     h.clock.set(NOW);
     await seed(server.id, owner.user.id, [40, 30, 20, 1]);
-    const pruner = startActivityPruner({ ...h.deps, logger: { info: () => {}, error: () => {} } }, { firstRunMs: 0, intervalMs: 20, batchSize: 2 });
-    await waitFor(async () => {
-      const left = await h.db.db.selectFrom('activity_logs').select('id').where('server_id', '=', server.id).execute();
-      return left.length === 1;
-    }, 5000, 'background pruning');
+    const pruner = startActivityPruner(
+      { ...h.deps, logger: { info: () => {}, error: () => {} } },
+      { firstRunMs: 0, intervalMs: 20, batchSize: 2 },
+    );
+    await waitFor(
+      async () => {
+        const left = await h.db.db.selectFrom('activity_logs').select('id').where('server_id', '=', server.id).execute();
+        return left.length === 1;
+      },
+      5000,
+      'background pruning',
+    );
     await pruner.stop();
     await expectActivityInvariants(h.db.db);
     // Stopped: old entries written now stay.

@@ -35,14 +35,21 @@ async function derivedState(db: ReturnType<typeof useHarness>['db']['db']) {
     join activity_terms fa on fa.id = f.actor_term
     order by l.id
   `.execute(db);
-  const terms = await db.selectFrom('activity_terms').select(['server_id', 'kind', 'term', 'folded', 'last_seq', 'total']).orderBy('server_id').orderBy('kind').orderBy('term').execute();
+  const terms = await db
+    .selectFrom('activity_terms')
+    .select(['server_id', 'kind', 'term', 'folded', 'last_seq', 'total'])
+    .orderBy('server_id')
+    .orderBy('kind')
+    .orderBy('term')
+    .execute();
   const facets = await sql<Record<string, unknown>>`
     select f.server_id, te.term as e, ti.term as i, ta.term as a, f.total from activity_facets f
     join activity_terms te on te.id = f.event_term join activity_terms ti on ti.id = f.ip_term join activity_terms ta on ta.id = f.actor_term
     order by f.server_id, te.term, ti.term, ta.term
   `.execute(db);
   const servers = await db.selectFrom('activity_servers').selectAll().orderBy('server_id').execute();
-  const plain = (list: unknown[]) => JSON.parse(JSON.stringify(list, (_k, v: unknown) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v)));
+  const plain = (list: unknown[]) =>
+    JSON.parse(JSON.stringify(list, (_k, v: unknown) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v)));
   return { rows: plain(rows.rows), terms: plain(terms), facets: plain(facets.rows), servers: plain(servers) };
 }
 
@@ -54,7 +61,13 @@ describeEachDatabase('activity recorder', (database) => {
     const owner = await h.make.user();
     const servers = [await h.make.server(owner.user), await h.make.server(owner.user)];
     const actors: Actor[] = [SYSTEM_ACTOR, { userId: owner.user.id, apiKeyId: 1, ip: null }];
-    const entries = randomEntries(rand, 400, servers.map((s) => s.id), actors, T0);
+    const entries = randomEntries(
+      rand,
+      400,
+      servers.map((s) => s.id),
+      actors,
+      T0,
+    );
     for (let i = 0; i < entries.length; i += 37) await recordActivities(h.db.db, entries.slice(i, i + 37));
     await expectActivityInvariants(h.db.db);
     const recorded = await derivedState(h.db.db);
@@ -100,22 +113,37 @@ describeEachDatabase('activity recorder', (database) => {
     await expectActivityInvariants(h.db.db);
   });
 
-  it('writes nothing, and leaves no gap, when the caller\'s transaction rolls back', async () => {
+  it("writes nothing, and leaves no gap, when the caller's transaction rolls back", async () => {
     const { server } = await h.make.ownedServer();
     await recordActivity(h.db.db, { serverId: server.id, event: 'server:test.one', actor: SYSTEM_ACTOR, timestamp: T0 });
     await expect(
       h.db.db.transaction().execute(async (trx) => {
-        await recordActivity(trx, { serverId: server.id, event: 'server:test.rolled-back', actor: SYSTEM_ACTOR, timestamp: T0 + 1 });
+        await recordActivity(trx, {
+          serverId: server.id,
+          event: 'server:test.rolled-back',
+          actor: SYSTEM_ACTOR,
+          timestamp: T0 + 1,
+        });
         throw new Error('change failed');
       }),
     ).rejects.toThrow('change failed');
     await recordActivity(h.db.db, { serverId: server.id, event: 'server:test.two', actor: SYSTEM_ACTOR, timestamp: T0 + 2 });
-    const rows = await h.db.db.selectFrom('activity_logs').select(['event', 'seq']).where('server_id', '=', server.id).orderBy('seq').execute();
+    const rows = await h.db.db
+      .selectFrom('activity_logs')
+      .select(['event', 'seq'])
+      .where('server_id', '=', server.id)
+      .orderBy('seq')
+      .execute();
     expect(rows.map((r) => [r.event, Number(r.seq)])).toEqual([
       ['server:test.one', 1],
       ['server:test.two', 2],
     ]);
-    const terms = await h.db.db.selectFrom('activity_terms').select('term').where('server_id', '=', server.id).where('kind', '=', 1).execute();
+    const terms = await h.db.db
+      .selectFrom('activity_terms')
+      .select('term')
+      .where('server_id', '=', server.id)
+      .where('kind', '=', 1)
+      .execute();
     expect(terms.map((t) => t.term).sort()).toEqual(['server:test.one', 'server:test.two']);
     await expectActivityInvariants(h.db.db);
   });
@@ -127,7 +155,13 @@ describeEachDatabase('activity migration 002', (database) => {
     if (database.name === 'sqlite') {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-mig-'));
       const handle = openDatabase(`sqlite:${path.join(dir, 'db.sqlite')}`);
-      return { handle, dispose: async () => { await handle.close(); fs.rmSync(dir, { recursive: true, force: true }); } };
+      return {
+        handle,
+        dispose: async () => {
+          await handle.close();
+          fs.rmSync(dir, { recursive: true, force: true });
+        },
+      };
     }
     const schema = `m_${randomBytes(5).toString('hex')}`;
     const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -160,11 +194,17 @@ describeEachDatabase('activity migration 002', (database) => {
       const db = handle.db as unknown as Kysely<any>;
       await migrate(handle, { '001_initial': initialMigration(handle.dialect) });
       const now = Date.parse('2026-01-01T00:00:00Z');
-      await db.insertInto('users').values({ uuid: randomUUID(), username: 'u', email: 'u@example.test', created_at: now }).execute();
+      await db
+        .insertInto('users')
+        .values({ uuid: randomUUID(), username: 'u', email: 'u@example.test', created_at: now })
+        .execute();
       const user = await db.selectFrom('users').select('id').executeTakeFirstOrThrow();
       for (const name of ['a', 'b']) {
         const uuid = randomUUID();
-        await db.insertInto('servers').values({ uuid, uuid_short: uuid.slice(0, 8), name, owner_id: user.id, created_at: now, updated_at: now }).execute();
+        await db
+          .insertInto('servers')
+          .values({ uuid, uuid_short: uuid.slice(0, 8), name, owner_id: user.id, created_at: now, updated_at: now })
+          .execute();
       }
       const servers = (await db.selectFrom('servers').select('id').orderBy('id').execute()).map((r) => r.id as number);
       const rand = randomSource(3);
@@ -179,11 +219,25 @@ describeEachDatabase('activity migration 002', (database) => {
       }));
       await db.insertInto('activity_logs').values(rows).execute();
 
-      await migrate(handle, { '001_initial': initialMigration(handle.dialect), '002_activity': activityMigration(handle.dialect) });
+      await migrate(handle, {
+        '001_initial': initialMigration(handle.dialect),
+        '002_activity': activityMigration(handle.dialect),
+      });
       await expectActivityInvariants(handle.db, { insertionOrder: false });
       for (const serverId of servers) {
-        const bySeq = await handle.db.selectFrom('activity_logs').select('id').where('server_id', '=', serverId).orderBy('seq').execute();
-        const byTime = await handle.db.selectFrom('activity_logs').select('id').where('server_id', '=', serverId).orderBy('timestamp').orderBy('id').execute();
+        const bySeq = await handle.db
+          .selectFrom('activity_logs')
+          .select('id')
+          .where('server_id', '=', serverId)
+          .orderBy('seq')
+          .execute();
+        const byTime = await handle.db
+          .selectFrom('activity_logs')
+          .select('id')
+          .where('server_id', '=', serverId)
+          .orderBy('timestamp')
+          .orderBy('id')
+          .execute();
         expect(bySeq).toEqual(byTime);
       }
     } finally {

@@ -19,7 +19,9 @@ const modeOf = (file: string) => (fs.statSync(file).mode & 0o777).toString(8);
 
 /** Every mode under `dir` that is not `expected`, as `relative path: mode`. */
 function modesOtherThan(dir: string, names: string[], expected: string): string[] {
-  return names.filter((name) => modeOf(path.join(dir, name)) !== expected).map((name) => `${name}: ${modeOf(path.join(dir, name))}`);
+  return names
+    .filter((name) => modeOf(path.join(dir, name)) !== expected)
+    .map((name) => `${name}: ${modeOf(path.join(dir, name))}`);
 }
 
 const folders: string[] = [];
@@ -72,7 +74,9 @@ describe('the service keeps its own files private (docs/reference/containment.md
       expect(modeOf(servedDir)).toBe('700');
       // While the service runs, SQLite's WAL files exist: created with the database's mode.
       const files = fs.readdirSync(servedDir).filter((name) => name.startsWith('quetzal.sqlite') || name === 'initial-api-key');
-      expect(files).toEqual(expect.arrayContaining(['quetzal.sqlite', 'quetzal.sqlite-wal', 'quetzal.sqlite-shm', 'initial-api-key']));
+      expect(files).toEqual(
+        expect.arrayContaining(['quetzal.sqlite', 'quetzal.sqlite-wal', 'quetzal.sqlite-shm', 'initial-api-key']),
+      );
       expect(modesOtherThan(servedDir, files, '600')).toEqual([]);
       expect(modesOtherThan(servedDir, ['volumes', 'backups', 'logs', 'run'], '700')).toEqual([]);
       // No log line: nothing was looser than it should be.
@@ -80,7 +84,10 @@ describe('the service keeps its own files private (docs/reference/containment.md
 
       // A backup and a server's console log, made while the service runs.
       const env2 = { DATA_DIR: servedDir, LOG_LEVEL: 'warn' };
-      const server = await quetzalJson(['server:create', '--owner', 'admin', '--name', 'chatty', '--startup', 'echo hello; sleep 60'], env2);
+      const server = await quetzalJson(
+        ['server:create', '--owner', 'admin', '--name', 'chatty', '--startup', 'echo hello; sleep 60'],
+        env2,
+      );
       await quetzalJson(['backup:create', '--server', server.identifier as string], env2);
       const power = await fetch(`${service.url}/api/client/servers/${server.identifier}/power`, {
         method: 'POST',
@@ -174,7 +181,11 @@ describe('the service keeps its own files private (docs/reference/containment.md
       const dbFolder = path.join(root, 'db');
       fs.mkdirSync(dbFolder, { mode: 0o755 });
       fs.chmodSync(dbFolder, 0o755);
-      const env = { DATA_DIR: path.join(root, 'data'), DATABASE_URL: `sqlite:${path.join(dbFolder, 'q.sqlite')}`, LOG_LEVEL: 'warn' };
+      const env = {
+        DATA_DIR: path.join(root, 'data'),
+        DATABASE_URL: `sqlite:${path.join(dbFolder, 'q.sqlite')}`,
+        LOG_LEVEL: 'warn',
+      };
       const service = await serve(env);
       const files = fs.readdirSync(dbFolder);
       expect(files).toEqual(expect.arrayContaining(['q.sqlite', 'q.sqlite-wal', 'q.sqlite-shm', 'q.sqlite.migrate-lock']));
@@ -185,14 +196,16 @@ describe('the service keeps its own files private (docs/reference/containment.md
 
       // A folder the service has to create for the database is its own: 0700.
       const made = path.join(root, 'made', 'here');
-      expect(await quetzalJson(['migrate'], { ...env, DATABASE_URL: `sqlite:${path.join(made, 'q.sqlite')}` })).toEqual({ migrated: true });
+      expect(await quetzalJson(['migrate'], { ...env, DATABASE_URL: `sqlite:${path.join(made, 'q.sqlite')}` })).toEqual({
+        migrated: true,
+      });
       expect([modeOf(path.join(root, 'made')), modeOf(made), modeOf(path.join(made, 'q.sqlite'))]).toEqual(['700', '700', '600']);
     },
     SPAWN_TIMEOUT_MS,
   );
 
   it.skipIf(process.getuid?.() !== 0)(
-    "refuses a DATA_DIR that belongs to another user, saying whose it is (needs root to make one)",
+    'refuses a DATA_DIR that belongs to another user, saying whose it is (needs root to make one)',
     async () => {
       const dataDir = path.join(scratch(), 'data');
       fs.mkdirSync(dataDir, { mode: 0o755 });

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { auditPage, launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
 
 /**
- * The live console (SPEC 11, 12): a real process's output over the
+ * The live console (docs/reference/power-and-console.md#websocket, docs/reference/web-console.md): a real process's output over the
  * websocket, a command and its echo, power buttons, memory and CPU graphs from
  * `stats` frames, and power buttons disabled for a subuser without the
  * permission.

@@ -73,7 +73,12 @@ export class Factories {
     const sub = await this.user();
     await this.deps.db
       .insertInto('subusers')
-      .values({ server_id: server.id, user_id: sub.user.id, permissions: JSON.stringify(permissions), created_at: this.deps.clock.now() })
+      .values({
+        server_id: server.id,
+        user_id: sub.user.id,
+        permissions: JSON.stringify(permissions),
+        created_at: this.deps.clock.now(),
+      })
       .execute();
     return sub;
   }

@@ -33,23 +33,154 @@ const s = (f: Fixture) => `/api/client/servers/${f.server.uuid_short}`;
 
 const ROUTES: RouteCase[] = [
   { name: 'show server', method: 'GET', url: s, permission: null, mutates: false, blockedDuringRestore: false },
-  { name: 'resources', method: 'GET', url: (f) => `${s(f)}/resources`, permission: null, mutates: false, blockedDuringRestore: false },
-  { name: 'list schedules', method: 'GET', url: (f) => `${s(f)}/schedules`, permission: 'schedule.read', mutates: false, blockedDuringRestore: false },
-  { name: 'create schedule', method: 'POST', url: (f) => `${s(f)}/schedules`, permission: 'schedule.create', body: { name: 'x' }, mutates: true, blockedDuringRestore: false },
-  { name: 'show schedule', method: 'GET', url: (f) => `${s(f)}/schedules/${f.schedule}`, permission: 'schedule.read', mutates: false, blockedDuringRestore: false },
-  { name: 'update schedule (PUT)', method: 'PUT', url: (f) => `${s(f)}/schedules/${f.schedule}`, permission: 'schedule.update', body: {}, mutates: true, blockedDuringRestore: false },
-  { name: 'update schedule (POST)', method: 'POST', url: (f) => `${s(f)}/schedules/${f.schedule}`, permission: 'schedule.update', body: {}, mutates: true, blockedDuringRestore: false },
-  { name: 'update schedule (PATCH)', method: 'PATCH', url: (f) => `${s(f)}/schedules/${f.schedule}`, permission: 'schedule.update', body: {}, mutates: true, blockedDuringRestore: false },
-  { name: 'execute schedule', method: 'POST', url: (f) => `${s(f)}/schedules/${f.schedule}/execute`, permission: 'schedule.update', mutates: true, blockedDuringRestore: true },
-  { name: 'create task', method: 'POST', url: (f) => `${s(f)}/schedules/${f.schedule}/tasks`, permission: 'schedule.update', alsoNeeds: ['control.start'], body: { action: 'power', payload: 'start', time_offset: 0 }, mutates: true, blockedDuringRestore: false },
-  { name: 'update task', method: 'PUT', url: (f) => `${s(f)}/schedules/${f.schedule}/tasks/${f.task}`, permission: 'schedule.update', alsoNeeds: ['control.console'], body: { time_offset: 1 }, mutates: true, blockedDuringRestore: false },
-  { name: 'activity', method: 'GET', url: (f) => `${s(f)}/activity`, permission: 'activity.read', mutates: false, blockedDuringRestore: false },
-  { name: 'list backups', method: 'GET', url: (f) => `${s(f)}/backups`, permission: 'backup.read', mutates: false, blockedDuringRestore: false },
-  { name: 'show backup', method: 'GET', url: (f) => `${s(f)}/backups/${f.backup}`, permission: 'backup.read', mutates: false, blockedDuringRestore: false },
-  { name: 'create backup', method: 'POST', url: (f) => `${s(f)}/backups`, permission: 'backup.create', body: {}, mutates: true, blockedDuringRestore: true },
-  { name: 'restore backup', method: 'POST', url: (f) => `${s(f)}/backups/${f.backup}/restore`, permission: 'backup.restore', body: {}, mutates: true, blockedDuringRestore: true },
-  { name: 'power', method: 'POST', url: (f) => `${s(f)}/power`, permission: 'control.start', body: { signal: 'start' }, mutates: true, blockedDuringRestore: true },
-  { name: 'command', method: 'POST', url: (f) => `${s(f)}/command`, permission: 'control.console', body: { command: 'say hi' }, mutates: true, blockedDuringRestore: true },
+  {
+    name: 'resources',
+    method: 'GET',
+    url: (f) => `${s(f)}/resources`,
+    permission: null,
+    mutates: false,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'list schedules',
+    method: 'GET',
+    url: (f) => `${s(f)}/schedules`,
+    permission: 'schedule.read',
+    mutates: false,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'create schedule',
+    method: 'POST',
+    url: (f) => `${s(f)}/schedules`,
+    permission: 'schedule.create',
+    body: { name: 'x' },
+    mutates: true,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'show schedule',
+    method: 'GET',
+    url: (f) => `${s(f)}/schedules/${f.schedule}`,
+    permission: 'schedule.read',
+    mutates: false,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'update schedule (PUT)',
+    method: 'PUT',
+    url: (f) => `${s(f)}/schedules/${f.schedule}`,
+    permission: 'schedule.update',
+    body: {},
+    mutates: true,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'update schedule (POST)',
+    method: 'POST',
+    url: (f) => `${s(f)}/schedules/${f.schedule}`,
+    permission: 'schedule.update',
+    body: {},
+    mutates: true,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'update schedule (PATCH)',
+    method: 'PATCH',
+    url: (f) => `${s(f)}/schedules/${f.schedule}`,
+    permission: 'schedule.update',
+    body: {},
+    mutates: true,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'execute schedule',
+    method: 'POST',
+    url: (f) => `${s(f)}/schedules/${f.schedule}/execute`,
+    permission: 'schedule.update',
+    mutates: true,
+    blockedDuringRestore: true,
+  },
+  {
+    name: 'create task',
+    method: 'POST',
+    url: (f) => `${s(f)}/schedules/${f.schedule}/tasks`,
+    permission: 'schedule.update',
+    alsoNeeds: ['control.start'],
+    body: { action: 'power', payload: 'start', time_offset: 0 },
+    mutates: true,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'update task',
+    method: 'PUT',
+    url: (f) => `${s(f)}/schedules/${f.schedule}/tasks/${f.task}`,
+    permission: 'schedule.update',
+    alsoNeeds: ['control.console'],
+    body: { time_offset: 1 },
+    mutates: true,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'activity',
+    method: 'GET',
+    url: (f) => `${s(f)}/activity`,
+    permission: 'activity.read',
+    mutates: false,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'list backups',
+    method: 'GET',
+    url: (f) => `${s(f)}/backups`,
+    permission: 'backup.read',
+    mutates: false,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'show backup',
+    method: 'GET',
+    url: (f) => `${s(f)}/backups/${f.backup}`,
+    permission: 'backup.read',
+    mutates: false,
+    blockedDuringRestore: false,
+  },
+  {
+    name: 'create backup',
+    method: 'POST',
+    url: (f) => `${s(f)}/backups`,
+    permission: 'backup.create',
+    body: {},
+    mutates: true,
+    blockedDuringRestore: true,
+  },
+  {
+    name: 'restore backup',
+    method: 'POST',
+    url: (f) => `${s(f)}/backups/${f.backup}/restore`,
+    permission: 'backup.restore',
+    body: {},
+    mutates: true,
+    blockedDuringRestore: true,
+  },
+  {
+    name: 'power',
+    method: 'POST',
+    url: (f) => `${s(f)}/power`,
+    permission: 'control.start',
+    body: { signal: 'start' },
+    mutates: true,
+    blockedDuringRestore: true,
+  },
+  {
+    name: 'command',
+    method: 'POST',
+    url: (f) => `${s(f)}/command`,
+    permission: 'control.console',
+    body: { command: 'say hi' },
+    mutates: true,
+    blockedDuringRestore: true,
+  },
 ];
 
 /** Everything the routes address, created directly so statuses can be set freely. */
@@ -59,20 +190,53 @@ async function fixture(h: Harness, status: ServerStatus | null = null): Promise<
   const schedule = await h.db.db
     .insertInto('schedules')
     .values({
-      server_id: server.id, name: 'fixture', cron_minute: '0', cron_hour: '0', cron_day_of_month: '*', cron_month: '*', cron_day_of_week: '*',
-      is_active: 1, is_processing: 0, only_when_online: 0, last_run_at: null, next_run_at: now + 86_400_000, created_at: now, updated_at: now,
+      server_id: server.id,
+      name: 'fixture',
+      cron_minute: '0',
+      cron_hour: '0',
+      cron_day_of_month: '*',
+      cron_month: '*',
+      cron_day_of_week: '*',
+      is_active: 1,
+      is_processing: 0,
+      only_when_online: 0,
+      last_run_at: null,
+      next_run_at: now + 86_400_000,
+      created_at: now,
+      updated_at: now,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
   const task = await h.db.db
     .insertInto('tasks')
-    .values({ schedule_id: schedule.id, sequence_id: 1, action: 'command', payload: 'say hi', time_offset: 0, is_queued: 0, continue_on_failure: 0, created_at: now, updated_at: now })
+    .values({
+      schedule_id: schedule.id,
+      sequence_id: 1,
+      action: 'command',
+      payload: 'say hi',
+      time_offset: 0,
+      is_queued: 0,
+      continue_on_failure: 0,
+      created_at: now,
+      updated_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const backupUuid = crypto.randomUUID();
   await h.db.db
     .insertInto('backups')
-    .values({ uuid: backupUuid, server_id: server.id, name: 'fixture', ignored_files: '[]', checksum: null, bytes: 0, is_successful: 0, is_locked: 0, created_at: now, completed_at: null })
+    .values({
+      uuid: backupUuid,
+      server_id: server.id,
+      name: 'fixture',
+      ignored_files: '[]',
+      checksum: null,
+      bytes: 0,
+      is_successful: 0,
+      is_locked: 0,
+      created_at: now,
+      completed_at: null,
+    })
     .execute();
   if (status) await h.make.setStatus(server, status);
   return { ownerToken: owner.token, server: { ...server, status }, schedule: schedule.id, task: task.id, backup: backupUuid };
@@ -103,7 +267,13 @@ describeEachDatabase('access matrix', (database) => {
     const f = await fixture(h);
     for (const route of ROUTES) {
       const without = await h.make.subuser(f.server, []);
-      const res = await send(h, without.token, route, f, route.body ? { name: ['invalid'], signal: 'nope', action: 7 } : undefined);
+      const res = await send(
+        h,
+        without.token,
+        route,
+        f,
+        route.body ? { name: ['invalid'], signal: 'nope', action: 7 } : undefined,
+      );
       if (route.permission === null) {
         expect(res.statusCode, route.name).not.toBe(403);
         continue;

@@ -13,7 +13,12 @@ describeEachDatabase('activity listing', (database) => {
   const h = useHarness(database);
 
   const by = (who: UserWithToken, ip: string): Actor => ({ userId: who.user.id, apiKeyId: 1, ip });
-  async function record(server: ServerRow, event: string, actor: Actor, extra: { properties?: Record<string, unknown>; at?: number; batch?: string; description?: string } = {}) {
+  async function record(
+    server: ServerRow,
+    event: string,
+    actor: Actor,
+    extra: { properties?: Record<string, unknown>; at?: number; batch?: string; description?: string } = {},
+  ) {
     await recordActivity(h.db.db, {
       serverId: server.id,
       event,
@@ -37,7 +42,11 @@ describeEachDatabase('activity listing', (database) => {
   it('answers the activity_log shape, with the actor beside and inside the attributes', async () => {
     const { owner, server } = await h.make.ownedServer();
     const batch = randomUUID();
-    await record(server, 'server:schedule.create', by(owner, '203.0.113.9'), { properties: { name: 'Nightly' }, batch, description: 'made it' });
+    await record(server, 'server:schedule.create', by(owner, '203.0.113.9'), {
+      properties: { name: 'Nightly' },
+      batch,
+      description: 'made it',
+    });
     await record(server, 'server:power.start', SYSTEM_ACTOR, { at: T0 + 1000 });
 
     const res = await get(owner.token, server);
@@ -78,13 +87,21 @@ describeEachDatabase('activity listing', (database) => {
     const actor = user.relationships.actor;
     expect(actor.object).toBe('user');
     expect(Object.keys(actor.attributes).sort()).toEqual(['2fa_enabled', 'created_at', 'email', 'image', 'username', 'uuid']);
-    expect(actor.attributes).toMatchObject({ uuid: owner.user.uuid, username: owner.user.username, email: owner.user.email, '2fa_enabled': false });
+    expect(actor.attributes).toMatchObject({
+      uuid: owner.user.uuid,
+      username: owner.user.username,
+      email: owner.user.email,
+      '2fa_enabled': false,
+    });
     expect(actor.attributes.created_at).toMatch(ISO);
     expect(actor.attributes.image).toMatch(/^https:\/\/gravatar\.com\/avatar\/[0-9a-f]{32}$/);
     expect(user.attributes.relationships).toEqual(user.relationships);
 
     // include=actor is accepted and changes nothing; the full UUID addresses the server too.
-    const withInclude = await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/activity?include=actor` });
+    const withInclude = await h.request(owner.token, {
+      method: 'GET',
+      url: `/api/client/servers/${server.uuid}/activity?include=actor`,
+    });
     expect(withInclude.statusCode).toBe(200);
     expect(withInclude.json().data).toEqual(body.data);
   });
@@ -94,18 +111,28 @@ describeEachDatabase('activity listing', (database) => {
     const actor = by(owner, '10.0.0.1');
     await record(server, 'server:backup.start', actor, { properties: { name: 'b', locked: false } });
     await record(server, 'server:backup.start', actor, { properties: { name: 'b', locked: false, extra: 1 }, at: T0 + 1 });
-    await record(server, 'server:backup.delete', actor, { properties: { name: 'b', failed: true, ip: '1.2.3.4', useragent: 'x', using_sftp: true }, at: T0 + 2 });
+    await record(server, 'server:backup.delete', actor, {
+      properties: { name: 'b', failed: true, ip: '1.2.3.4', useragent: 'x', using_sftp: true },
+      at: T0 + 2,
+    });
     await record(server, 'server:power.kill', actor, { properties: { name: 'unlisted' }, at: T0 + 3 });
     await record(server, 'server:custom.event', actor, { properties: { anything: true }, at: T0 + 4 });
     await record(server, 'server:power.stop', actor, { at: T0 + 5 });
-    await h.db.db.updateTable('activity_logs').set({ properties: '[]' }).where('server_id', '=', server.id).where('event', '=', 'server:power.stop').execute();
+    await h.db.db
+      .updateTable('activity_logs')
+      .set({ properties: '[]' })
+      .where('server_id', '=', server.id)
+      .where('event', '=', 'server:power.stop')
+      .execute();
 
     const res = await get(owner.token, server, 'sort=timestamp');
-    const data = res.json().data.map((d: { attributes: { event: string; has_additional_metadata: boolean; properties: object } }) => [
-      d.attributes.event,
-      d.attributes.has_additional_metadata,
-      d.attributes.properties,
-    ]);
+    const data = res
+      .json()
+      .data.map((d: { attributes: { event: string; has_additional_metadata: boolean; properties: object } }) => [
+        d.attributes.event,
+        d.attributes.has_additional_metadata,
+        d.attributes.properties,
+      ]);
     expect(data).toEqual([
       ['server:backup.start', false, { name: 'b', locked: false }],
       ['server:backup.start', true, { name: 'b', locked: false, extra: 1 }],
@@ -121,7 +148,11 @@ describeEachDatabase('activity listing', (database) => {
     for (let i = 0; i < 7; i++) await record(server, `server:test.e${i}`, by(owner, '10.0.0.1'), { at: T0 + i * 1000 });
 
     const first = (await get(owner.token, server, 'per_page=3&filter[event]=test&sort=-timestamp')).json();
-    expect(first.data.map((d: { attributes: { event: string } }) => d.attributes.event)).toEqual(['server:test.e6', 'server:test.e5', 'server:test.e4']);
+    expect(first.data.map((d: { attributes: { event: string } }) => d.attributes.event)).toEqual([
+      'server:test.e6',
+      'server:test.e5',
+      'server:test.e4',
+    ]);
     const base = `http://quetzal.test/api/client/servers/${server.uuid_short}/activity`;
     expect(first.meta.pagination).toEqual({
       total: 7,
@@ -132,10 +163,20 @@ describeEachDatabase('activity listing', (database) => {
       links: { next: `${base}?per_page=3&filter%5Bevent%5D=test&sort=-timestamp&page=2` },
     });
     const middle = (await get(owner.token, server, 'per_page=3&page=2')).json().meta.pagination;
-    expect(middle).toMatchObject({ count: 3, current_page: 2, links: { previous: `${base}?per_page=3&page=1`, next: `${base}?per_page=3&page=3` } });
+    expect(middle).toMatchObject({
+      count: 3,
+      current_page: 2,
+      links: { previous: `${base}?per_page=3&page=1`, next: `${base}?per_page=3&page=3` },
+    });
     const last = await get(owner.token, server, 'per_page=3&page=3');
     expect(last.json().data.map((d: { attributes: { event: string } }) => d.attributes.event)).toEqual(['server:test.e0']);
-    expect(last.json().meta.pagination).toMatchObject({ total: 7, count: 1, current_page: 3, total_pages: 3, links: { previous: `${base}?per_page=3&page=2` } });
+    expect(last.json().meta.pagination).toMatchObject({
+      total: 7,
+      count: 1,
+      current_page: 3,
+      total_pages: 3,
+      links: { previous: `${base}?per_page=3&page=2` },
+    });
     expect(last.json().meta.pagination.links.next).toBeUndefined();
 
     const past = (await get(owner.token, server, 'per_page=3&page=9')).json();
@@ -171,20 +212,40 @@ describeEachDatabase('activity listing', (database) => {
     await record(server, 'server:test.c', actor, { at: T0 + 5000 });
     await record(server, 'server:test.d', actor, { at: T0 + 5000 });
     await record(server, 'server:test.e', actor, { at: T0 + 9000 });
-    expect(await events(owner.token, server)).toEqual(['server:test.e', 'server:test.d', 'server:test.c', 'server:test.b', 'server:test.a']);
-    expect(await events(owner.token, server, 'sort=-timestamp')).toEqual(['server:test.e', 'server:test.d', 'server:test.c', 'server:test.b', 'server:test.a']);
-    expect(await events(owner.token, server, 'sort=timestamp')).toEqual(['server:test.a', 'server:test.b', 'server:test.c', 'server:test.d', 'server:test.e']);
+    expect(await events(owner.token, server)).toEqual([
+      'server:test.e',
+      'server:test.d',
+      'server:test.c',
+      'server:test.b',
+      'server:test.a',
+    ]);
+    expect(await events(owner.token, server, 'sort=-timestamp')).toEqual([
+      'server:test.e',
+      'server:test.d',
+      'server:test.c',
+      'server:test.b',
+      'server:test.a',
+    ]);
+    expect(await events(owner.token, server, 'sort=timestamp')).toEqual([
+      'server:test.a',
+      'server:test.b',
+      'server:test.c',
+      'server:test.d',
+      'server:test.e',
+    ]);
     // Stable across pages: the ties split over two pages in insertion order.
     expect(await events(owner.token, server, 'sort=timestamp&per_page=2&page=2')).toEqual(['server:test.c', 'server:test.d']);
     expect(await events(owner.token, server, 'per_page=2&page=2')).toEqual(['server:test.c', 'server:test.b']);
   });
 
-  it('stores an entry stamped before its predecessor at the predecessor\'s time, keeping insertion order', async () => {
+  it("stores an entry stamped before its predecessor at the predecessor's time, keeping insertion order", async () => {
     const { owner, server } = await h.make.ownedServer();
     await record(server, 'server:test.later', SYSTEM_ACTOR, { at: T0 + 60_000 });
     await record(server, 'server:test.earlier', SYSTEM_ACTOR, { at: T0 });
     const res = (await get(owner.token, server, 'sort=timestamp')).json();
-    expect(res.data.map((d: { attributes: { event: string; timestamp: string } }) => [d.attributes.event, d.attributes.timestamp])).toEqual([
+    expect(
+      res.data.map((d: { attributes: { event: string; timestamp: string } }) => [d.attributes.event, d.attributes.timestamp]),
+    ).toEqual([
       ['server:test.later', '2026-03-01T12:01:00+00:00'],
       ['server:test.earlier', '2026-03-01T12:01:00+00:00'],
     ]);
@@ -192,7 +253,15 @@ describeEachDatabase('activity listing', (database) => {
 
   it('filters events by case-insensitive substring, with %, _ and \\ taken literally', async () => {
     const { owner, server } = await h.make.ownedServer();
-    const names = ['server:test.a_b', 'server:test.aXb', 'server:test.100%', 'server:test.1000', 'server:test.back\\slash', 'server:test.backslash', 'server:schedule.create'];
+    const names = [
+      'server:test.a_b',
+      'server:test.aXb',
+      'server:test.100%',
+      'server:test.1000',
+      'server:test.back\\slash',
+      'server:test.backslash',
+      'server:schedule.create',
+    ];
     for (const [i, name] of names.entries()) await record(server, name, SYSTEM_ACTOR, { at: T0 + i });
     const q = (v: string) => `sort=timestamp&filter[event]=${encodeURIComponent(v)}`;
     expect(await events(owner.token, server, q('a_b'))).toEqual(['server:test.a_b']);
@@ -226,33 +295,47 @@ describeEachDatabase('activity listing', (database) => {
     expect(await events(owner.token, server, q('filter[ip]=%25'))).toEqual([]);
     expect(await events(owner.token, server, q('filter[ip]=_'))).toEqual(['server:test.sub']);
 
-    expect(await events(owner.token, server, q(`filter[actor_id]=${owner.user.uuid}`))).toEqual(['server:test.v4', 'server:test.v6']);
-    expect(await events(owner.token, server, q(`filter[actor_id]=${other.user.uuid.toUpperCase()}`))).toEqual(['server:test.sub']);
+    expect(await events(owner.token, server, q(`filter[actor_id]=${owner.user.uuid}`))).toEqual([
+      'server:test.v4',
+      'server:test.v6',
+    ]);
+    expect(await events(owner.token, server, q(`filter[actor_id]=${other.user.uuid.toUpperCase()}`))).toEqual([
+      'server:test.sub',
+    ]);
     expect(await events(owner.token, server, q('filter[actor_id]=system'))).toEqual(['server:test.system']);
     expect(await events(owner.token, server, q(`filter[actor_id]=${randomUUID()}`))).toEqual([]);
 
     // Filters combine with AND.
-    expect(await events(owner.token, server, q(`filter[actor_id]=${owner.user.uuid}&filter[ip]=fe80`))).toEqual(['server:test.v6']);
-    expect(await events(owner.token, server, q(`filter[actor_id]=${owner.user.uuid}&filter[event]=v4&filter[ip]=192`))).toEqual(['server:test.v4']);
+    expect(await events(owner.token, server, q(`filter[actor_id]=${owner.user.uuid}&filter[ip]=fe80`))).toEqual([
+      'server:test.v6',
+    ]);
+    expect(await events(owner.token, server, q(`filter[actor_id]=${owner.user.uuid}&filter[event]=v4&filter[ip]=192`))).toEqual([
+      'server:test.v4',
+    ]);
     expect(await events(owner.token, server, q(`filter[actor_id]=system&filter[event]=v4`))).toEqual([]);
     const combined = (await get(owner.token, server, q('filter[event]=test&filter[ip]=1'))).json();
     expect(combined.meta.pagination.total).toBe(3);
   });
 
-  it('shows IPs only to the entry\'s actor, the owner and root admins; filter[ip] matches only visible IPs', async () => {
+  it("shows IPs only to the entry's actor, the owner and root admins; filter[ip] matches only visible IPs", async () => {
     const { owner, server } = await h.make.ownedServer();
     const sub = await h.make.subuser(server, ['activity.read']);
     const admin = await h.make.user({ admin: true });
-    await record(server, 'server:test.owner', by(owner, '198.51.100.7'), { properties: { ip: '198.51.100.7', name: 'x' }, at: T0 });
+    await record(server, 'server:test.owner', by(owner, '198.51.100.7'), {
+      properties: { ip: '198.51.100.7', name: 'x' },
+      at: T0,
+    });
     await record(server, 'server:test.sub', by(sub, '198.51.100.8'), { properties: { ip: '198.51.100.8' }, at: T0 + 1 });
     await record(server, 'server:test.system', SYSTEM_ACTOR, { at: T0 + 2 });
 
     const view = async (who: UserWithToken, query = 'sort=timestamp') =>
-      (await get(who.token, server, query)).json().data.map((d: { attributes: { event: string; ip: string | null; properties: { ip?: string } } }) => [
-        d.attributes.event,
-        d.attributes.ip,
-        d.attributes.properties.ip ?? null,
-      ]);
+      (await get(who.token, server, query))
+        .json()
+        .data.map((d: { attributes: { event: string; ip: string | null; properties: { ip?: string } } }) => [
+          d.attributes.event,
+          d.attributes.ip,
+          d.attributes.properties.ip ?? null,
+        ]);
     expect(await view(owner)).toEqual([
       ['server:test.owner', '198.51.100.7', '198.51.100.7'],
       ['server:test.sub', '198.51.100.8', '198.51.100.8'],
@@ -277,7 +360,7 @@ describeEachDatabase('activity listing', (database) => {
     expect(await view(admin, 'filter[ip]=198.51.100.7')).toHaveLength(1);
   });
 
-  it('needs activity.read (403), hides other tenants\' servers (404) and checks permission before the query', async () => {
+  it("needs activity.read (403), hides other tenants' servers (404) and checks permission before the query", async () => {
     const { owner, server } = await h.make.ownedServer();
     await record(server, 'server:test.x', SYSTEM_ACTOR);
     const without = await h.make.subuser(server, ['schedule.read']);
@@ -304,7 +387,11 @@ describeEachDatabase('activity listing', (database) => {
       expect(res.statusCode, query).toBe(status);
       const error = res.json().errors[0];
       expect(error, query).toMatchObject({ code, status: String(status) });
-      if (meta) expect(res.json().errors.map((e: { meta: object }) => e.meta), query).toContainEqual(meta);
+      if (meta)
+        expect(
+          res.json().errors.map((e: { meta: object }) => e.meta),
+          query,
+        ).toContainEqual(meta);
     };
     await expectError('sort=name', 400, 'InvalidSortQuery');
     await expectError('sort=-id', 400, 'InvalidSortQuery');
@@ -317,9 +404,15 @@ describeEachDatabase('activity listing', (database) => {
 
     await expectError('filter[event][]=a', 422, 'ValidationException', { source_field: 'filter.event', rule: 'string' });
     await expectError('filter[ip][x]=a', 422, 'ValidationException', { source_field: 'filter.ip', rule: 'string' });
-    await expectError('filter[event]=a&filter[event]=b', 422, 'ValidationException', { source_field: 'filter.event', rule: 'string' });
+    await expectError('filter[event]=a&filter[event]=b', 422, 'ValidationException', {
+      source_field: 'filter.event',
+      rule: 'string',
+    });
     await expectError('filter[actor_id]=12', 422, 'ValidationException', { source_field: 'filter.actor_id', rule: 'uuid' });
-    await expectError('filter[actor_id]=not-a-uuid', 422, 'ValidationException', { source_field: 'filter.actor_id', rule: 'uuid' });
+    await expectError('filter[actor_id]=not-a-uuid', 422, 'ValidationException', {
+      source_field: 'filter.actor_id',
+      rule: 'uuid',
+    });
     await expectError('filter[event]=a%00b', 422, 'ValidationException', { source_field: 'filter.event', rule: 'regex' });
     await expectError('per_page=0', 422, 'ValidationException', { source_field: 'per_page', rule: 'min' });
     await expectError('per_page=101', 422, 'ValidationException', { source_field: 'per_page', rule: 'max' });
@@ -361,7 +454,9 @@ describeEachDatabase('activity listing', (database) => {
     const openapi = (await h.request(owner.token, { method: 'GET', url: '/api/client/openapi.json' })).json();
     const op = openapi.paths['/api/client/servers/{server}/activity'].get;
     expect(op).toBeDefined();
-    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['page', 'per_page', 'sort', 'filter[event]', 'filter[ip]', 'filter[actor_id]']));
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['page', 'per_page', 'sort', 'filter[event]', 'filter[ip]', 'filter[actor_id]']),
+    );
   });
 
   describeDeepPaging();

@@ -20,12 +20,20 @@ describeEachDatabase('a change and its activity entry commit together', (databas
       const when = event ? `WHEN NEW.event = '${event}'` : '';
       const row = operation === 'DELETE' ? '' : when;
       await sql
-        .raw(`CREATE TRIGGER fail_midway BEFORE ${operation} ON ${table} FOR EACH ROW ${row} BEGIN SELECT RAISE(ABORT, 'injected failure'); END`)
+        .raw(
+          `CREATE TRIGGER fail_midway BEFORE ${operation} ON ${table} FOR EACH ROW ${row} BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+        )
         .execute(db);
     } else {
-      const condition = event ? `IF NEW.event = '${event}' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW;` : `RAISE EXCEPTION 'injected failure';`;
-      await sql.raw(`CREATE OR REPLACE FUNCTION fail_midway() RETURNS trigger AS $$ BEGIN ${condition} END $$ LANGUAGE plpgsql`).execute(db);
-      await sql.raw(`CREATE TRIGGER fail_midway BEFORE ${operation} ON ${table} FOR EACH ROW EXECUTE FUNCTION fail_midway()`).execute(db);
+      const condition = event
+        ? `IF NEW.event = '${event}' THEN RAISE EXCEPTION 'injected failure'; END IF; RETURN NEW;`
+        : `RAISE EXCEPTION 'injected failure';`;
+      await sql
+        .raw(`CREATE OR REPLACE FUNCTION fail_midway() RETURNS trigger AS $$ BEGIN ${condition} END $$ LANGUAGE plpgsql`)
+        .execute(db);
+      await sql
+        .raw(`CREATE TRIGGER fail_midway BEFORE ${operation} ON ${table} FOR EACH ROW EXECUTE FUNCTION fail_midway()`)
+        .execute(db);
     }
     return async () => {
       if (harness.db.dialect === 'sqlite') await sql.raw('DROP TRIGGER fail_midway').execute(db);
@@ -40,7 +48,8 @@ describeEachDatabase('a change and its activity entry commit together', (databas
     await h.jobs.idle();
   });
 
-  const entries = (server: ServerRow) => h.db.db.selectFrom('activity_logs').select('event').where('server_id', '=', server.id).execute();
+  const entries = (server: ServerRow) =>
+    h.db.db.selectFrom('activity_logs').select('event').where('server_id', '=', server.id).execute();
 
   function expectGenericFailure(res: { statusCode: number; body: string }) {
     expect(res.statusCode).toBe(500);
@@ -50,7 +59,11 @@ describeEachDatabase('a change and its activity entry commit together', (databas
 
   async function scheduleWithTask(owner: string, server: ServerRow) {
     const schedule = (
-      await h.request(owner, { method: 'POST', url: `/api/client/servers/${server.uuid}/schedules`, payload: { name: 'nightly' } })
+      await h.request(owner, {
+        method: 'POST',
+        url: `/api/client/servers/${server.uuid}/schedules`,
+        payload: { name: 'nightly' },
+      })
     ).json().attributes;
     const task = (
       await h.request(owner, {
@@ -65,7 +78,11 @@ describeEachDatabase('a change and its activity entry commit together', (databas
   it('schedule create: the entry fails, so no schedule is created', async () => {
     const { owner, server } = await h.make.ownedServer();
     removeTrigger = await failOn(h, 'activity_logs', 'INSERT', 'server:schedule.create');
-    const res = await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/schedules`, payload: { name: 'x' } });
+    const res = await h.request(owner.token, {
+      method: 'POST',
+      url: `/api/client/servers/${server.uuid}/schedules`,
+      payload: { name: 'x' },
+    });
     expectGenericFailure(res);
     expect(await h.db.db.selectFrom('schedules').select('id').where('server_id', '=', server.id).execute()).toEqual([]);
     expect(await entries(server)).toEqual([]);
@@ -92,7 +109,10 @@ describeEachDatabase('a change and its activity entry commit together', (databas
     const { schedule } = await scheduleWithTask(owner.token, server);
     const before = await entries(server);
     removeTrigger = await failOn(h, 'schedules', 'DELETE');
-    const res = await h.request(owner.token, { method: 'DELETE', url: `/api/client/servers/${server.uuid}/schedules/${schedule.id}` });
+    const res = await h.request(owner.token, {
+      method: 'DELETE',
+      url: `/api/client/servers/${server.uuid}/schedules/${schedule.id}`,
+    });
     expectGenericFailure(res);
     expect(await h.db.db.selectFrom('schedules').select('id').where('id', '=', schedule.id).execute()).toHaveLength(1);
     expect(await entries(server)).toEqual(before);
@@ -106,9 +126,15 @@ describeEachDatabase('a change and its activity entry commit together', (databas
 
     removeTrigger = await failOn(h, 'activity_logs', 'INSERT');
     expectGenericFailure(
-      await h.request(owner.token, { method: 'POST', url: base, payload: { action: 'command', payload: 'say 2', time_offset: 5, sequence_id: 1 } }),
+      await h.request(owner.token, {
+        method: 'POST',
+        url: base,
+        payload: { action: 'command', payload: 'say 2', time_offset: 5, sequence_id: 1 },
+      }),
     );
-    expectGenericFailure(await h.request(owner.token, { method: 'POST', url: `${base}/${task.id}`, payload: { payload: 'say changed' } }));
+    expectGenericFailure(
+      await h.request(owner.token, { method: 'POST', url: `${base}/${task.id}`, payload: { payload: 'say changed' } }),
+    );
     expectGenericFailure(await h.request(owner.token, { method: 'DELETE', url: `${base}/${task.id}` }));
 
     const tasks = await h.db.db.selectFrom('tasks').selectAll().where('schedule_id', '=', schedule.id).execute();
@@ -119,15 +145,23 @@ describeEachDatabase('a change and its activity entry commit together', (databas
 
   it('backup lock and delete: nothing changes when the entry fails', async () => {
     const { owner, server } = await h.make.ownedServer();
-    const created = await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/backups`, payload: {} });
+    const created = await h.request(owner.token, {
+      method: 'POST',
+      url: `/api/client/servers/${server.uuid}/backups`,
+      payload: {},
+    });
     expect(created.statusCode).toBe(200);
     await h.jobs.idle();
     const uuid = created.json().attributes.uuid as string;
     const before = await entries(server);
 
     removeTrigger = await failOn(h, 'activity_logs', 'INSERT');
-    expectGenericFailure(await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/backups/${uuid}/lock` }));
-    expectGenericFailure(await h.request(owner.token, { method: 'DELETE', url: `/api/client/servers/${server.uuid}/backups/${uuid}` }));
+    expectGenericFailure(
+      await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/backups/${uuid}/lock` }),
+    );
+    expectGenericFailure(
+      await h.request(owner.token, { method: 'DELETE', url: `/api/client/servers/${server.uuid}/backups/${uuid}` }),
+    );
 
     const row = await h.db.db.selectFrom('backups').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
     expect(row.is_locked).toBe(0);
@@ -136,13 +170,19 @@ describeEachDatabase('a change and its activity entry commit together', (databas
 
   it('restore: when the entry fails the server is not left restoring, and the restore never starts', async () => {
     const { owner, server } = await h.make.ownedServer();
-    const created = await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/backups`, payload: {} });
+    const created = await h.request(owner.token, {
+      method: 'POST',
+      url: `/api/client/servers/${server.uuid}/backups`,
+      payload: {},
+    });
     await h.jobs.idle();
     const uuid = created.json().attributes.uuid as string;
     const before = await entries(server);
 
     removeTrigger = await failOn(h, 'activity_logs', 'INSERT', 'server:backup.restore');
-    expectGenericFailure(await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/backups/${uuid}/restore` }));
+    expectGenericFailure(
+      await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/backups/${uuid}/restore` }),
+    );
     await h.jobs.idle();
     const row = await h.db.db.selectFrom('servers').select('status').where('id', '=', server.id).executeTakeFirstOrThrow();
     expect(row.status).toBeNull();

@@ -12,7 +12,12 @@ describeEachDatabase('error handling', (database) => {
 
   it('malformed JSON is a 400 BadRequestHttpException', async () => {
     const { token, url } = await schedulesUrl();
-    const res = await h.request(token, { method: 'POST', url, payload: '{"name": ', headers: { 'content-type': 'application/json' } });
+    const res = await h.request(token, {
+      method: 'POST',
+      url,
+      payload: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ errors: [{ code: 'BadRequestHttpException', status: '400', detail: expect.any(String) }] });
   });
@@ -30,9 +35,19 @@ describeEachDatabase('error handling', (database) => {
     const { token, url } = await schedulesUrl();
     const plain = await h.request(token, { method: 'POST', url, payload: '{"name":"x"}', headers: { 'content-type': '' } });
     expect(plain.statusCode).toBe(200);
-    const vendor = await h.request(token, { method: 'POST', url, payload: '{"name":"x"}', headers: { 'content-type': 'application/vnd.api+json' } });
+    const vendor = await h.request(token, {
+      method: 'POST',
+      url,
+      payload: '{"name":"x"}',
+      headers: { 'content-type': 'application/vnd.api+json' },
+    });
     expect(vendor.statusCode).toBe(200);
-    const form = await h.request(token, { method: 'POST', url, payload: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await h.request(token, {
+      method: 'POST',
+      url,
+      payload: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.statusCode).toBe(415);
     expect(form.json().errors[0]).toMatchObject({ code: 'UnsupportedMediaTypeHttpException', status: '415' });
   });
@@ -64,11 +79,13 @@ describeEachDatabase('error handling', (database) => {
     const res = await h.request(token, { method: 'POST', url, payload: { name: ['x'], minute: {}, is_active: 'maybe' } });
     expect(res.statusCode).toBe(422);
     const metas = res.json().errors.map((e: { meta: object }) => e.meta);
-    expect(metas).toEqual(expect.arrayContaining([
-      { source_field: 'name', rule: 'string' },
-      { source_field: 'minute', rule: 'string' },
-      { source_field: 'is_active', rule: 'boolean' },
-    ]));
+    expect(metas).toEqual(
+      expect.arrayContaining([
+        { source_field: 'name', rule: 'string' },
+        { source_field: 'minute', rule: 'string' },
+        { source_field: 'is_active', rule: 'boolean' },
+      ]),
+    );
     for (const error of res.json().errors) expect(error).toMatchObject({ code: 'ValidationException', status: '422' });
   });
 
@@ -96,12 +113,23 @@ describeEachDatabase('authentication', (database) => {
     const { owner, server } = await h.make.ownedServer();
     const url = `/api/client/servers/${server.uuid}`;
     const forged = owner.token.slice(0, 16) + 'x'.repeat(32);
-    for (const authorization of [undefined, 'Basic abc', 'Bearer', 'Bearer ptlc_short', `Bearer ${forged}`, `Bearer ptlc_${'a'.repeat(43)}`]) {
+    for (const authorization of [
+      undefined,
+      'Basic abc',
+      'Bearer',
+      'Bearer ptlc_short',
+      `Bearer ${forged}`,
+      `Bearer ptlc_${'a'.repeat(43)}`,
+    ]) {
       const res = await h.app.inject({ method: 'GET', url, headers: authorization ? { authorization } : {} });
       expect(res.statusCode, String(authorization)).toBe(401);
       expect(res.json().errors[0]).toMatchObject({ code: 'AuthenticationException', status: '401' });
     }
-    await h.db.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('identifier', '=', owner.token.slice(0, 16)).execute();
+    await h.db.db
+      .updateTable('api_keys')
+      .set({ revoked_at: Date.now() })
+      .where('identifier', '=', owner.token.slice(0, 16))
+      .execute();
     expect((await h.request(owner.token, { method: 'GET', url })).statusCode).toBe(401);
   });
 
@@ -123,7 +151,11 @@ describeEachDatabase('authentication', (database) => {
   it('records last_used_at', async () => {
     const { owner, server } = await h.make.ownedServer();
     await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}` });
-    const key = await h.db.db.selectFrom('api_keys').selectAll().where('identifier', '=', owner.token.slice(0, 16)).executeTakeFirstOrThrow();
+    const key = await h.db.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('identifier', '=', owner.token.slice(0, 16))
+      .executeTakeFirstOrThrow();
     expect(key.last_used_at).not.toBeNull();
     expect(key.token_hash).not.toContain(owner.token.slice(16));
   });
@@ -146,7 +178,9 @@ describeEachDatabase('authentication', (database) => {
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
     // Another user has a budget of their own.
     const other = await h.make.ownedServer();
-    expect((await h.request(other.owner.token, { method: 'GET', url: `/api/client/servers/${other.server.uuid}` })).statusCode).toBe(200);
+    expect(
+      (await h.request(other.owner.token, { method: 'GET', url: `/api/client/servers/${other.server.uuid}` })).statusCode,
+    ).toBe(200);
     h.clock.advance(61_000);
     expect((await h.request(owner.token, { method: 'GET', url })).statusCode).toBe(200);
   });

@@ -9,7 +9,13 @@ describeEachDatabase('schedules', (database) => {
 
   async function events(serverId: number) {
     const rows = await h.db.db.selectFrom('activity_logs').selectAll().where('server_id', '=', serverId).orderBy('id').execute();
-    return rows.map((r) => ({ event: r.event, properties: JSON.parse(r.properties), actor_id: r.actor_id, api_key_id: r.api_key_id, ip: r.ip }));
+    return rows.map((r) => ({
+      event: r.event,
+      properties: JSON.parse(r.properties),
+      actor_id: r.actor_id,
+      api_key_id: r.api_key_id,
+      ip: r.ip,
+    }));
   }
 
   it('creates a schedule with defaults, computes next_run_at and logs the event', async () => {
@@ -37,13 +43,28 @@ describeEachDatabase('schedules', (database) => {
     expect(body.attributes.updated_at).toMatch(ISO);
     expect(typeof body.attributes.id).toBe('number');
     expect(await events(server.id)).toEqual([
-      { event: 'server:schedule.create', properties: { name: 'Nightly restart' }, actor_id: owner.user.id, api_key_id: expect.any(Number), ip: '127.0.0.1' },
+      {
+        event: 'server:schedule.create',
+        properties: { name: 'Nightly restart' },
+        actor_id: owner.user.id,
+        api_key_id: expect.any(Number),
+        ip: '127.0.0.1',
+      },
     ]);
   });
 
   it('accepts loose booleans and rejects other values', async () => {
     const { owner, server } = await h.make.ownedServer();
-    for (const [value, expected] of [[false, false], [0, false], ['0', false], ['false', false], [true, true], [1, true], ['1', true], ['true', true]] as const) {
+    for (const [value, expected] of [
+      [false, false],
+      [0, false],
+      ['0', false],
+      ['false', false],
+      [true, true],
+      [1, true],
+      ['1', true],
+      ['true', true],
+    ] as const) {
       const res = await h.request(owner.token, {
         method: 'POST',
         url: `/api/client/servers/${server.uuid}/schedules`,
@@ -59,7 +80,11 @@ describeEachDatabase('schedules', (database) => {
       payload: { name: 'x', is_active: 'yes' },
     });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json().errors[0]).toMatchObject({ code: 'ValidationException', status: '422', meta: { source_field: 'is_active', rule: 'boolean' } });
+    expect(bad.json().errors[0]).toMatchObject({
+      code: 'ValidationException',
+      status: '422',
+      meta: { source_field: 'is_active', rule: 'boolean' },
+    });
   });
 
   it('validates the name and each cron field, naming the offending field', async () => {
@@ -85,7 +110,10 @@ describeEachDatabase('schedules', (database) => {
     for (const [payload, field, rule] of cases) {
       const res = await post(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(422);
-      expect(res.json().errors.map((e: { meta: object }) => e.meta), JSON.stringify(payload)).toContainEqual({ source_field: field, rule });
+      expect(
+        res.json().errors.map((e: { meta: object }) => e.meta),
+        JSON.stringify(payload),
+      ).toContainEqual({ source_field: field, rule });
     }
     // 191 code points is fine even when they are astral characters (length counted in code points).
     expect((await post({ name: '😀'.repeat(191) })).statusCode).toBe(200);
@@ -97,7 +125,14 @@ describeEachDatabase('schedules', (database) => {
     const res = await h.request(owner.token, {
       method: 'POST',
       url: `/api/client/servers/${server.uuid}/schedules`,
-      payload: { name: 'syntax', minute: '*/15', hour: '1-5/2,8', day_of_month: '1,15', month: 'JAN-MAR', day_of_week: 'mon-fri' },
+      payload: {
+        name: 'syntax',
+        minute: '*/15',
+        hour: '1-5/2,8',
+        day_of_month: '1,15',
+        month: 'JAN-MAR',
+        day_of_week: 'mon-fri',
+      },
     });
     expect(res.statusCode).toBe(200);
   });
@@ -123,7 +158,11 @@ describeEachDatabase('schedules', (database) => {
     const renamed = await h.request(owner.token, { method: 'POST', url, payload: { name: 'renamed' } });
     expect(renamed.json().attributes).toMatchObject({ name: 'renamed', cron: { minute: '30' }, only_when_online: true });
     const patched = await h.request(owner.token, { method: 'PATCH', url, payload: { hour: '3' } });
-    expect(patched.json().attributes).toMatchObject({ name: 'renamed', cron: { minute: '30', hour: '3' }, next_run_at: '2026-11-23T03:30:00+00:00' });
+    expect(patched.json().attributes).toMatchObject({
+      name: 'renamed',
+      cron: { minute: '30', hour: '3' },
+      next_run_at: '2026-11-23T03:30:00+00:00',
+    });
 
     const logged = (await events(server.id)).filter((e) => e.event === 'server:schedule.update');
     expect(logged.map((e) => e.properties)).toEqual([
@@ -151,12 +190,19 @@ describeEachDatabase('schedules', (database) => {
     const on = await h.request(owner.token, { method: 'PUT', url, payload: { is_active: true } });
     expect(on.json().attributes).toMatchObject({ is_active: true, next_run_at: '2026-06-11T12:00:00+00:00' });
     const logged = (await events(server.id)).filter((e) => e.event === 'server:schedule.update').map((e) => e.properties);
-    expect(logged).toEqual([{ name: 'stuck', active: false }, { name: 'stuck', active: true }]);
+    expect(logged).toEqual([
+      { name: 'stuck', active: false },
+      { name: 'stuck', active: true },
+    ]);
   });
 
   it('a rejected update changes nothing and logs nothing', async () => {
     const { owner, server } = await h.make.ownedServer();
-    const created = await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/schedules`, payload: { name: 'keep' } });
+    const created = await h.request(owner.token, {
+      method: 'POST',
+      url: `/api/client/servers/${server.uuid}/schedules`,
+      payload: { name: 'keep' },
+    });
     const id = created.json().attributes.id;
     const res = await h.request(owner.token, {
       method: 'PUT',
@@ -172,22 +218,36 @@ describeEachDatabase('schedules', (database) => {
   it('lists, shows and deletes schedules; ids of another server are 404', async () => {
     const { owner, server } = await h.make.ownedServer();
     const other = await h.make.server(owner.user);
-    const created = await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid}/schedules`, payload: { name: 'a' } });
+    const created = await h.request(owner.token, {
+      method: 'POST',
+      url: `/api/client/servers/${server.uuid}/schedules`,
+      payload: { name: 'a' },
+    });
     const id = created.json().attributes.id;
     const listed = await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/schedules` });
     expect(listed.json()).toMatchObject({ object: 'list', data: [{ object: 'server_schedule', attributes: { id } }] });
-    expect((await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/schedules/${id}` })).statusCode).toBe(200);
+    expect(
+      (await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/schedules/${id}` })).statusCode,
+    ).toBe(200);
     for (const method of ['GET', 'PUT', 'POST', 'PATCH', 'DELETE'] as const) {
-      const res = await h.request(owner.token, { method, url: `/api/client/servers/${other.uuid}/schedules/${id}`, payload: method === 'GET' || method === 'DELETE' ? undefined : {} });
+      const res = await h.request(owner.token, {
+        method,
+        url: `/api/client/servers/${other.uuid}/schedules/${id}`,
+        payload: method === 'GET' || method === 'DELETE' ? undefined : {},
+      });
       expect(res.statusCode, method).toBe(404);
     }
     for (const bad of ['abc', '0', '-1', '1.5', '99999999999999999999']) {
-      expect((await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/schedules/${bad}` })).statusCode).toBe(404);
+      expect(
+        (await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/schedules/${bad}` })).statusCode,
+      ).toBe(404);
     }
     const deleted = await h.request(owner.token, { method: 'DELETE', url: `/api/client/servers/${server.uuid}/schedules/${id}` });
     expect(deleted.statusCode).toBe(204);
     expect(deleted.body).toBe('');
-    expect((await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/schedules/${id}` })).statusCode).toBe(404);
+    expect(
+      (await h.request(owner.token, { method: 'GET', url: `/api/client/servers/${server.uuid}/schedules/${id}` })).statusCode,
+    ).toBe(404);
     expect((await events(server.id)).map((e) => e.event)).toEqual(['server:schedule.create', 'server:schedule.delete']);
   });
 

@@ -46,4 +46,3 @@ describeEachDatabase('servers', (database) => {
     expect(body.meta.pagination).toMatchObject({ total: 1, count: 1, current_page: 1, total_pages: 1, links: {} });
   });
 });
-

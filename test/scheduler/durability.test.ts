@@ -169,7 +169,10 @@ describeEachDatabase('scheduler durability', (database) => {
     const now = Date.now();
     const ids: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const s = await makeSchedule(h.db.db, server, { nextRunAt: now - 1, tasks: [{ action: 'delete_files', payload: `f${i}` }] });
+      const s = await makeSchedule(h.db.db, server, {
+        nextRunAt: now - 1,
+        tasks: [{ action: 'delete_files', payload: `f${i}` }],
+      });
       ids.push(s.id);
     }
     // PostgreSQL: a pool of its own, as another process would have. SQLite: the same
@@ -181,7 +184,9 @@ describeEachDatabase('scheduler durability', (database) => {
       const b = startScheduler({ ...h.deps, db: other?.db ?? h.deps.db, clock: systemClock, batchSize: 5 });
       await Promise.all([a.tick(), b.tick()]);
       await waitFor(
-        async () => (await h.db.db.selectFrom('schedules').select('id').where('id', 'in', ids).where('last_run_at', 'is', null).execute()).length === 0,
+        async () =>
+          (await h.db.db.selectFrom('schedules').select('id').where('id', 'in', ids).where('last_run_at', 'is', null).execute())
+            .length === 0,
         10_000,
         'all runs',
       );

@@ -77,7 +77,9 @@ describeEachDatabase('schedule execute', (database) => {
   it('accepts exactly one of two concurrent requests', async () => {
     const { owner, server } = await h.make.ownedServer();
     const schedule = await makeSchedule(h.db.db, server, { tasks: [{ action: 'delete_files', payload: 'x' }] });
-    const answers = await Promise.all([1, 2, 3].map(() => h.request(owner.token, { method: 'POST', url: url(server, schedule.id) })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => h.request(owner.token, { method: 'POST', url: url(server, schedule.id) })),
+    );
     expect(answers.map((r) => r.statusCode).sort()).toEqual([202, 409, 409]);
   });
 

@@ -74,7 +74,10 @@ export function useSchedulerHarness(database: TestDatabase, env: Record<string, 
       dataDir,
       make: new Factories(deps),
       request: (token: string | null, options: InjectOptions) =>
-        app.inject({ ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(options.headers ?? {}) } }),
+        app.inject({
+          ...options,
+          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(options.headers ?? {}) },
+        }),
       scheduler: (overrides: Partial<SchedulerDeps> = {}) => {
         const handle = startScheduler({ ...deps, clock: systemClock, ...overrides });
         schedulers.push(handle);
@@ -183,7 +186,11 @@ export async function scheduleRow(db: DatabaseHandle['db'], id: number): Promise
 }
 
 /** Polls until `check` returns a truthy value (or throws after `timeoutMs`). */
-export async function waitFor<T>(check: () => Promise<T | false | undefined | null> | T | false | undefined | null, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | false | undefined | null> | T | false | undefined | null,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -228,7 +235,10 @@ export function workerCommand(): { args: string[]; kind: 'cli' | 'fixture' } {
   const bin = path.join(ROOT, 'bin/quetzal.js');
   const main = path.join(ROOT, 'src/main.ts');
   const wired =
-    fs.existsSync(bin) && fs.existsSync(main) && /scheduler\/scheduler\.js/.test(fs.readFileSync(main, 'utf8')) && process.env.QUETZAL_TEST_WORKER !== 'fixture';
+    fs.existsSync(bin) &&
+    fs.existsSync(main) &&
+    /scheduler\/scheduler\.js/.test(fs.readFileSync(main, 'utf8')) &&
+    process.env.QUETZAL_TEST_WORKER !== 'fixture';
   if (wired) return { args: [bin, 'worker'], kind: 'cli' };
   return { args: ['--import', 'tsx', path.join(ROOT, 'test/fixtures/scheduler-worker.ts')], kind: 'fixture' };
 }

@@ -62,7 +62,11 @@ describe.skipIf(!postgres)('two scheduler instances on one PostgreSQL', () => {
     try {
       await waitFor(
         async () => {
-          const { rows } = await sql<{ n: number }>`select count(*)::int as n from schedules where id in (${sql.join(ids)}) and (last_run_at is null or is_processing = 1)`.execute(h.db.db);
+          const { rows } = await sql<{
+            n: number;
+          }>`select count(*)::int as n from schedules where id in (${sql.join(ids)}) and (last_run_at is null or is_processing = 1)`.execute(
+            h.db.db,
+          );
           return rows[0]!.n === 0;
         },
         20_000,

@@ -25,7 +25,12 @@ describeEachDatabase('scheduler runs', (database) => {
   async function runningServer(opts: { backupLimit?: number } = {}) {
     const { owner, server } = await h.make.ownedServer({ startup: ECHO_STARTUP, stopCommand: 'stop', ...opts });
     await h.daemon.power({ uuid: server.uuid, startup: server.startup, stopCommand: server.stop_command }, 'start');
-    await waitFor(async () => (await h.daemon.state({ uuid: server.uuid, startup: server.startup, stopCommand: server.stop_command })) === 'running', 5_000, 'server running');
+    await waitFor(
+      async () =>
+        (await h.daemon.state({ uuid: server.uuid, startup: server.startup, stopCommand: server.stop_command })) === 'running',
+      5_000,
+      'server running',
+    );
     return { owner, server };
   }
 
@@ -80,11 +85,19 @@ describeEachDatabase('scheduler runs', (database) => {
       'server:console.command',
     ]);
 
-    const stop = await makeSchedule(h.db.db, server, { nextRunAt: Date.now() - 1, tasks: [{ action: 'power', payload: 'stop' }] });
+    const stop = await makeSchedule(h.db.db, server, {
+      nextRunAt: Date.now() - 1,
+      tasks: [{ action: 'power', payload: 'stop' }],
+    });
     h.scheduler();
     await waitForRunEnd(h.db.db, stop.id);
     expect(await h.daemon.state(target)).toBe('offline');
-    expect((await systemEvents(server.id)).slice(-1)[0]).toEqual({ event: 'server:power.stop', properties: {}, actor_id: null, ip: null });
+    expect((await systemEvents(server.id)).slice(-1)[0]).toEqual({
+      event: 'server:power.stop',
+      properties: {},
+      actor_id: null,
+      ip: null,
+    });
   });
 
   it('skips an only_when_online run while the server is offline: no event, last_run_at unchanged, next time moves on', async () => {
@@ -149,7 +162,11 @@ describeEachDatabase('scheduler runs', (database) => {
     expect(events.filter((e) => e.event === 'server:file.delete')).toEqual([
       { event: 'server:file.delete', properties: { files: ['b.txt'] }, actor_id: null, ip: null },
     ]);
-    const tasks = await h.db.db.selectFrom('tasks').select('is_queued').where('schedule_id', 'in', [stops.id, continues.id]).execute();
+    const tasks = await h.db.db
+      .selectFrom('tasks')
+      .select('is_queued')
+      .where('schedule_id', 'in', [stops.id, continues.id])
+      .execute();
     expect(tasks.every((t) => t.is_queued === 0)).toBe(true);
   });
 
@@ -170,7 +187,12 @@ describeEachDatabase('scheduler runs', (database) => {
       5_000,
       'first command',
     );
-    const waiting = await h.db.db.selectFrom('tasks').selectAll().where('schedule_id', '=', schedule.id).orderBy('sequence_id').execute();
+    const waiting = await h.db.db
+      .selectFrom('tasks')
+      .selectAll()
+      .where('schedule_id', '=', schedule.id)
+      .orderBy('sequence_id')
+      .execute();
     expect(waiting.map((t) => t.is_queued)).toEqual([0, 1, 0]);
     expect((await scheduleRow(h.db.db, schedule.id)).is_processing).toBe(1);
     expect(readLog(h.dataDir, server)).not.toContain('second');
@@ -210,9 +232,16 @@ describeEachDatabase('scheduler runs', (database) => {
   it('ignores inactive schedules, schedules without tasks and schedules not yet due', async () => {
     const { server } = await h.make.ownedServer();
     const now = Date.now();
-    const inactive = await makeSchedule(h.db.db, server, { active: false, nextRunAt: now - 1, tasks: [{ action: 'delete_files', payload: 'x' }] });
+    const inactive = await makeSchedule(h.db.db, server, {
+      active: false,
+      nextRunAt: now - 1,
+      tasks: [{ action: 'delete_files', payload: 'x' }],
+    });
     const empty = await makeSchedule(h.db.db, server, { cron: '* * * * *', nextRunAt: now - 1 });
-    const later = await makeSchedule(h.db.db, server, { nextRunAt: now + 60_000, tasks: [{ action: 'delete_files', payload: 'x' }] });
+    const later = await makeSchedule(h.db.db, server, {
+      nextRunAt: now + 60_000,
+      tasks: [{ action: 'delete_files', payload: 'x' }],
+    });
     const scheduler = h.scheduler();
     await scheduler.tick();
     await scheduler.idle();
@@ -244,7 +273,10 @@ describeEachDatabase('scheduler runs', (database) => {
   it('starts a run within a second of next_run_at without being woken', async () => {
     const { server } = await h.make.ownedServer();
     const dueAt = Date.now() + 1_200;
-    const schedule = await makeSchedule(h.db.db, server, { nextRunAt: dueAt, tasks: [{ action: 'delete_files', payload: 'x.txt' }] });
+    const schedule = await makeSchedule(h.db.db, server, {
+      nextRunAt: dueAt,
+      tasks: [{ action: 'delete_files', payload: 'x.txt' }],
+    });
     // A long fallback poll: only the sleeper's own timer can start this run in time.
     h.scheduler({ pollIntervalMs: 60_000 });
     await waitForRunEnd(h.db.db, schedule.id, 5_000);
@@ -286,11 +318,7 @@ describeEachDatabase('scheduler runs', (database) => {
     fs.writeFileSync(path.join(volume, 'debug.log'), 'noise');
     const schedule = await makeSchedule(h.db.db, server, {
       nextRunAt: Date.now() - 1,
-      tasks: [
-        { action: 'backup', payload: '*.log' },
-        { action: 'backup' },
-        { action: 'delete_files', payload: 'world.dat' },
-      ],
+      tasks: [{ action: 'backup', payload: '*.log' }, { action: 'backup' }, { action: 'delete_files', payload: 'world.dat' }],
     });
     // Live consoles hear of a backup a task made, as of one made through the API (docs/reference/power-and-console.md#websocket).
     const serverEvents = new ServerEvents();
@@ -302,7 +330,12 @@ describeEachDatabase('scheduler runs', (database) => {
     expect(backups).toHaveLength(1);
     expect(backups[0]!.is_successful).toBe(1);
     expect(heard).toEqual([
-      expect.objectContaining({ type: 'backup-completed', serverUuid: server.uuid, backupUuid: backups[0]!.uuid, successful: true }),
+      expect.objectContaining({
+        type: 'backup-completed',
+        serverUuid: server.uuid,
+        backupUuid: backups[0]!.uuid,
+        successful: true,
+      }),
     ]);
     expect(JSON.parse(backups[0]!.ignored_files)).toEqual(['*.log']);
     // The second backup hit the limit: the run stopped before deleting anything.

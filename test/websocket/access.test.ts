@@ -56,7 +56,11 @@ describeEachDatabase('websocket access while connected', (database) => {
     const sub = await h.make.subuser(server, ['websocket.connect']);
     const { token } = await websocketCredentials(h, sub.token, server);
     const socket = await connected(h, sub.token, server);
-    await h.db.db.updateTable('subusers').set({ permissions: JSON.stringify(['control.console']) }).where('user_id', '=', sub.user.id).execute();
+    await h.db.db
+      .updateTable('subusers')
+      .set({ permissions: JSON.stringify(['control.console']) })
+      .where('user_id', '=', sub.user.id)
+      .execute();
     h.clock.advance(31_000);
     expect((await socket.closed).code).toBe(4403);
 
@@ -81,16 +85,30 @@ describeEachDatabase('websocket access while connected', (database) => {
     const { owner, server } = await h.make.ownedServer();
     const reader = await h.make.subuser(server, ['websocket.connect', 'backup.read']);
     const blind = await h.make.subuser(server, ['websocket.connect']);
-    const sockets = { owner: await connected(h, owner.token, server), reader: await connected(h, reader.token, server), blind: await connected(h, blind.token, server) };
+    const sockets = {
+      owner: await connected(h, owner.token, server),
+      reader: await connected(h, reader.token, server),
+      blind: await connected(h, blind.token, server),
+    };
 
-    const created = await h.request(owner.token, { method: 'POST', url: `/api/client/servers/${server.uuid_short}/backups`, payload: {} });
+    const created = await h.request(owner.token, {
+      method: 'POST',
+      url: `/api/client/servers/${server.uuid_short}/backups`,
+      payload: {},
+    });
     expect(created.statusCode).toBe(200);
     const uuid = created.json().attributes.uuid as string;
     await h.jobs.idle();
     for (const socket of [sockets.owner, sockets.reader]) {
       const frame = await socket.waitFor(`backup completed:${uuid}`);
       const payload = JSON.parse(frame.args![0]!) as Record<string, unknown>;
-      expect(payload).toEqual({ uuid, is_successful: true, checksum: expect.stringMatching(/^[0-9a-f]{40}$/), checksum_type: 'sha1', file_size: expect.any(Number) });
+      expect(payload).toEqual({
+        uuid,
+        is_successful: true,
+        checksum: expect.stringMatching(/^[0-9a-f]{40}$/),
+        checksum_type: 'sha1',
+        file_size: expect.any(Number),
+      });
       expect(payload.file_size).toBeGreaterThan(0);
     }
 
@@ -108,7 +126,7 @@ describeEachDatabase('websocket access while connected', (database) => {
     for (const socket of Object.values(sockets)) socket.close();
   });
 
-  it('answers throttled past Wings\' limits, and refuses a user\'s 21st socket on one server', async () => {
+  it("answers throttled past Wings' limits, and refuses a user's 21st socket on one server", async () => {
     const { owner, server } = await h.make.ownedServer();
     const socket = await connected(h, owner.token, server);
     for (let i = 0; i < 8; i++) socket.send('send stats');

@@ -15,13 +15,15 @@ describeEachDatabase('websocket console and power', (database) => {
   });
 
   const activity = async (server: ServerRow) =>
-    (await h.db.db.selectFrom('activity_logs').selectAll().where('server_id', '=', server.id).orderBy('id').execute()).map((r) => ({
-      event: r.event,
-      actor_id: r.actor_id,
-      api_key_id: r.api_key_id,
-      ip: r.ip,
-      properties: JSON.parse(r.properties) as unknown,
-    }));
+    (await h.db.db.selectFrom('activity_logs').selectAll().where('server_id', '=', server.id).orderBy('id').execute()).map(
+      (r) => ({
+        event: r.event,
+        actor_id: r.actor_id,
+        api_key_id: r.api_key_id,
+        ip: r.ip,
+        properties: JSON.parse(r.properties) as unknown,
+      }),
+    );
 
   async function runningEcho(socket: TestSocket) {
     socket.send('set state', ['start']);
@@ -37,7 +39,8 @@ describeEachDatabase('websocket console and power', (database) => {
     expect(socket.all('status').map((f) => f.args?.[0])).toEqual(['offline', 'starting', 'running']);
 
     for (const line of ['say one', 'say two', 'say three']) socket.send('send command', [line]);
-    for (const line of ['say one', 'say two', 'say three']) await socket.waitFor('console output', (f) => f.args?.[0] === `> ${line}`);
+    for (const line of ['say one', 'say two', 'say three'])
+      await socket.waitFor('console output', (f) => f.args?.[0] === `> ${line}`);
     expect(socket.lines().filter((l) => l.startsWith('> '))).toEqual(['> say one', '> say two', '> say three']);
 
     expect(await activity(server)).toEqual([
@@ -57,7 +60,7 @@ describeEachDatabase('websocket console and power', (database) => {
     socket.close();
   });
 
-  it('checks each action against the subuser\'s permissions: refused ones are a daemon error and change nothing', async () => {
+  it("checks each action against the subuser's permissions: refused ones are a daemon error and change nothing", async () => {
     const { server } = await h.make.ownedServer({ startup: ECHO_STARTUP });
     started.push(server);
     const sub = await h.make.subuser(server, ['websocket.connect', 'control.start']);
@@ -86,7 +89,7 @@ describeEachDatabase('websocket console and power', (database) => {
     socket.close();
   });
 
-  it('says the daemon\'s error for a command to a stopped server, and for an unknown power action', async () => {
+  it("says the daemon's error for a command to a stopped server, and for an unknown power action", async () => {
     const { owner, server } = await h.make.ownedServer({ startup: ECHO_STARTUP });
     const socket = await connected(h, owner.token, server);
     socket.send('send command', ['say hi']);
@@ -131,7 +134,15 @@ describeEachDatabase('websocket console and power', (database) => {
     expect(gap).toBeLessThan(4_500);
     for (const frame of [first, second]) {
       const stats = JSON.parse(frame.args![0]!) as Record<string, unknown>;
-      expect(Object.keys(stats).sort()).toEqual(['cpu_absolute', 'disk_bytes', 'memory_bytes', 'memory_limit_bytes', 'network', 'state', 'uptime']);
+      expect(Object.keys(stats).sort()).toEqual([
+        'cpu_absolute',
+        'disk_bytes',
+        'memory_bytes',
+        'memory_limit_bytes',
+        'network',
+        'state',
+        'uptime',
+      ]);
       expect(stats.memory_limit_bytes).toBe(256 * 1024 * 1024);
       expect(stats.state).toBe('running');
       expect(typeof stats.cpu_absolute).toBe('number');

@@ -92,7 +92,11 @@ export class TestSocket {
 }
 
 /** GET /servers/{server}/websocket as `token`'s user: the answer's data. */
-export async function websocketCredentials(h: Harness, token: string, server: ServerRow): Promise<{ token: string; socket: string }> {
+export async function websocketCredentials(
+  h: Harness,
+  token: string,
+  server: ServerRow,
+): Promise<{ token: string; socket: string }> {
   const res = await h.request(token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}/websocket` });
   expect(res.statusCode, res.body).toBe(200);
   return (res.json() as { data: { token: string; socket: string } }).data;

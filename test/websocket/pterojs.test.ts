@@ -67,7 +67,12 @@ describeEachDatabase('pterojs websocket manager', (database) => {
       expect(stats).toMatchObject({ state: 'running' });
       expect(stats.memoryBytes).toBeGreaterThan(0);
 
-      const activity = await h.db.db.selectFrom('activity_logs').select(['event', 'actor_id', 'api_key_id']).where('server_id', '=', server.id).orderBy('id').execute();
+      const activity = await h.db.db
+        .selectFrom('activity_logs')
+        .select(['event', 'actor_id', 'api_key_id'])
+        .where('server_id', '=', server.id)
+        .orderBy('id')
+        .execute();
       expect(activity).toEqual([
         { event: 'server:power.start', actor_id: owner.user.id, api_key_id: null },
         { event: 'server:console.command', actor_id: owner.user.id, api_key_id: null },

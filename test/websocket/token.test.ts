@@ -17,7 +17,7 @@ describeEachDatabase('websocket token route', (database) => {
   const get = (token: string, server: { uuid_short: string }) =>
     h.request(token, { method: 'GET', url: `/api/client/servers/${server.uuid_short}/websocket` });
 
-  it('answers {data: {token, socket}} with an HS256 token carrying Pterodactyl\'s claims for the owner', async () => {
+  it("answers {data: {token, socket}} with an HS256 token carrying Pterodactyl's claims for the owner", async () => {
     const { owner, server } = await h.make.ownedServer();
     const res = await get(owner.token, server);
     expect(res.statusCode).toBe(200);
@@ -91,7 +91,7 @@ describeEachDatabase('websocket token route', (database) => {
 });
 
 describe('the socket URL and the key', () => {
-  it('is wss:// behind https, keeps APP_URL\'s host, port and path', () => {
+  it("is wss:// behind https, keeps APP_URL's host, port and path", () => {
     const uuid = '0b5f0a52-3b5c-4a4e-9f0e-2f4f2b4b2b4b';
     expect(socketUrl('https://panel.example.com', uuid)).toBe(`wss://panel.example.com/api/servers/${uuid}/ws`);
     expect(socketUrl('http://10.0.0.5:8080', uuid)).toBe(`ws://10.0.0.5:8080/api/servers/${uuid}/ws`);

@@ -7,7 +7,7 @@ import fastifyStatic from '@fastify/static';
 import type {} from '@fastify/swagger';
 
 /**
- * Serves the web console (SPEC 12) that scripts/build.js bundles into
+ * Serves the web console (docs/reference/web-console.md) that scripts/build.js bundles into
  * dist/console: its content-hashed files with a year's cache, and index.html
  * (no-cache, with the panel's APP_TIMEZONE in a <meta>, which the schedule
  * editor reads cron fields in) for `/` and any other GET that is a page of the

@@ -65,7 +65,10 @@ export function activityMigration(dialect: DialectName) {
       // SQLite adds one column per ALTER TABLE.
       for (const column of ['seq', 'event_term', 'event_seq', 'ip_term', 'ip_seq', 'actor_term', 'actor_seq', 'facet_id']) {
         const type = column.endsWith('_seq') ? 'bigint' : 'integer';
-        await db.schema.alterTable('activity_logs').addColumn(column, type, (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema
+          .alterTable('activity_logs')
+          .addColumn(column, type, (c) => c.notNull().defaultTo(0))
+          .execute();
       }
 
       // The listing reads by seq and by term stream; these replace 001's timestamp indexes.
@@ -87,13 +90,26 @@ export function activityMigration(dialect: DialectName) {
  */
 export async function createActivityLogIndexes(db: Kysely<any>, dialect: DialectName): Promise<void> {
   if (dialect === 'postgres') {
-    await sql`create unique index activity_logs_server_seq_unique on activity_logs (server_id, seq) include (event_term, ip_term, actor_term)`.execute(db);
-    await sql`create index activity_logs_event_stream_index on activity_logs (event_term, seq) include (event_seq, ip_term, actor_term)`.execute(db);
-    await sql`create index activity_logs_ip_stream_index on activity_logs (ip_term, seq) include (ip_seq, event_term, actor_term)`.execute(db);
-    await sql`create index activity_logs_actor_stream_index on activity_logs (actor_term, seq) include (actor_seq, event_term, ip_term)`.execute(db);
+    await sql`create unique index activity_logs_server_seq_unique on activity_logs (server_id, seq) include (event_term, ip_term, actor_term)`.execute(
+      db,
+    );
+    await sql`create index activity_logs_event_stream_index on activity_logs (event_term, seq) include (event_seq, ip_term, actor_term)`.execute(
+      db,
+    );
+    await sql`create index activity_logs_ip_stream_index on activity_logs (ip_term, seq) include (ip_seq, event_term, actor_term)`.execute(
+      db,
+    );
+    await sql`create index activity_logs_actor_stream_index on activity_logs (actor_term, seq) include (actor_seq, event_term, ip_term)`.execute(
+      db,
+    );
     return;
   }
-  await db.schema.createIndex('activity_logs_server_seq_unique').unique().on('activity_logs').columns(['server_id', 'seq']).execute();
+  await db.schema
+    .createIndex('activity_logs_server_seq_unique')
+    .unique()
+    .on('activity_logs')
+    .columns(['server_id', 'seq'])
+    .execute();
   // (term, seq) finds a term's entries around any position; the term's own sequence
   // number rides along so that a rank is read from the index alone.
   await db.schema
@@ -101,7 +117,11 @@ export async function createActivityLogIndexes(db: Kysely<any>, dialect: Dialect
     .on('activity_logs')
     .columns(['event_term', 'seq', 'event_seq', 'ip_term', 'actor_term'])
     .execute();
-  await db.schema.createIndex('activity_logs_ip_stream_index').on('activity_logs').columns(['ip_term', 'seq', 'ip_seq', 'event_term', 'actor_term']).execute();
+  await db.schema
+    .createIndex('activity_logs_ip_stream_index')
+    .on('activity_logs')
+    .columns(['ip_term', 'seq', 'ip_seq', 'event_term', 'actor_term'])
+    .execute();
   await db.schema
     .createIndex('activity_logs_actor_stream_index')
     .on('activity_logs')

@@ -15,7 +15,10 @@ export function schedulerMigration(_dialect: DialectName) {
     async up(db: Kysely<any>): Promise<void> {
       // SQLite adds one column per ALTER TABLE; PostgreSQL does not mind.
       await db.schema.alterTable('schedules').addColumn('run_requested_at', 'bigint').execute();
-      await db.schema.alterTable('schedules').addColumn('run_number', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('schedules')
+        .addColumn('run_number', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
       await db.schema.alterTable('schedules').addColumn('claimed_by', 'varchar(191)').execute();
       await db.schema.alterTable('schedules').addColumn('lease_expires_at', 'bigint').execute();
       await db.schema.alterTable('schedules').addColumn('run_cursor', 'integer').execute();

@@ -36,7 +36,11 @@ const DEFAULT_BATCH = 500;
 const DEFAULT_INTERVAL_MS = 10 * 60_000;
 
 /** One pass: every server's entries older than the cutoff. Returns how many were deleted. */
-export async function pruneActivity(deps: Pick<PrunerDeps, 'db' | 'config'>, now: number, options: PruneOptions = {}): Promise<number> {
+export async function pruneActivity(
+  deps: Pick<PrunerDeps, 'db' | 'config'>,
+  now: number,
+  options: PruneOptions = {},
+): Promise<number> {
   const cutoff = now - deps.config.activityPruneDays * DAY_MS;
   const batchSize = options.batchSize ?? DEFAULT_BATCH;
   const servers = await findServersWithEntriesBefore(deps.db, cutoff);
@@ -87,7 +91,10 @@ export interface ActivityPruner {
  * Prunes in the background: soon after start, then every `intervalMs`. A pass
  * that fails is logged and retried at the next tick.
  */
-export function startActivityPruner(deps: PrunerDeps, options: PruneOptions & { intervalMs?: number; firstRunMs?: number } = {}): ActivityPruner {
+export function startActivityPruner(
+  deps: PrunerDeps,
+  options: PruneOptions & { intervalMs?: number; firstRunMs?: number } = {},
+): ActivityPruner {
   const interval = options.intervalMs ?? DEFAULT_INTERVAL_MS;
   let stopped = false;
   let running: Promise<void> | undefined;

@@ -97,13 +97,22 @@ async function writeEntries(db: Queryable, input: readonly ActivityEntry[]): Pro
     const rows = uniform
       ? await addToServerCounters(
           db,
-          ids.map((id) => ({ server_id: id, last_seq: counts.get(id)!, total: counts.get(id)!, last_timestamp: [...timestamps.get(id)!][0]! })),
+          ids.map((id) => ({
+            server_id: id,
+            last_seq: counts.get(id)!,
+            total: counts.get(id)!,
+            last_timestamp: [...timestamps.get(id)!][0]!,
+          })),
         )
       : await lockServerCounters(db, ids);
     for (const row of rows) {
       // Uniform: the values after this batch; step back to where it starts (its timestamp, clamped, is final).
       const n = uniform ? counts.get(row.server_id)! : 0;
-      counters.set(row.server_id, { lastSeq: Number(row.last_seq) - n, total: Number(row.total) - n, lastTimestamp: Number(row.last_timestamp) });
+      counters.set(row.server_id, {
+        lastSeq: Number(row.last_seq) - n,
+        total: Number(row.total) - n,
+        lastTimestamp: Number(row.last_timestamp),
+      });
     }
   }
 
@@ -130,7 +139,14 @@ async function writeEntries(db: Queryable, input: readonly ActivityEntry[]): Pro
   for (const batch of chunks([...terms.values()])) {
     const rows = await addToTermCounts(
       db,
-      batch.map((t) => ({ server_id: t.serverId, kind: t.kind, term: t.term, folded: t.term.toLowerCase(), last_seq: t.n, total: t.n })),
+      batch.map((t) => ({
+        server_id: t.serverId,
+        kind: t.kind,
+        term: t.term,
+        folded: t.term.toLowerCase(),
+        last_seq: t.n,
+        total: t.n,
+      })),
     );
     for (const row of rows) {
       const count = terms.get(`${row.server_id}|${row.kind}|${row.term}`)!;

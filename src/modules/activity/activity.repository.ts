@@ -64,7 +64,12 @@ export function findOldestEntries(db: Queryable, serverId: number, first: number
 }
 
 export async function deleteEntries(db: Queryable, serverId: number, fromSeq: number, toSeq: number): Promise<void> {
-  await db.deleteFrom('activity_logs').where('server_id', '=', serverId).where('seq', '>=', fromSeq).where('seq', '<=', toSeq).execute();
+  await db
+    .deleteFrom('activity_logs')
+    .where('server_id', '=', serverId)
+    .where('seq', '>=', fromSeq)
+    .where('seq', '<=', toSeq)
+    .execute();
 }
 
 export async function subtractFromServerTotal(db: Queryable, serverId: number, n: number): Promise<void> {

@@ -17,7 +17,7 @@ export const ActivityListQuerySchema = Type.Object({
   sort: param('`-timestamp` (newest first, the default) or `timestamp`; ties keep insertion order.'),
   'filter[event]': param('Case-insensitive substring of the event name; `%`, `_` and `\\` match themselves.'),
   'filter[ip]': param('Case-insensitive substring of the IP; matches only entries whose IP the caller may see.'),
-  'filter[actor_id]': param('A user UUID (that user\'s entries) or `system` (entries with no user actor).'),
+  'filter[actor_id]': param("A user UUID (that user's entries) or `system` (entries with no user actor)."),
   include: param('`actor` is accepted; the actor is always included.'),
 });
 
@@ -52,7 +52,10 @@ export function parseActivityQuery(raw: Readonly<Record<string, unknown>> | unde
   const sort = given(q.sort) ?? '-timestamp';
   if (typeof sort !== 'string' || !SORTS.includes(sort)) {
     const shown = typeof sort === 'string' ? sort : JSON.stringify(sort);
-    throw badRequest(`Requested sort(s) \`${shown}\` is not allowed. Allowed sort(s) are \`${SORTS.join(', ')}\`.`, 'InvalidSortQuery');
+    throw badRequest(
+      `Requested sort(s) \`${shown}\` is not allowed. Allowed sort(s) are \`${SORTS.join(', ')}\`.`,
+      'InvalidSortQuery',
+    );
   }
 
   // 422s: the values.
@@ -75,12 +78,17 @@ export function parseActivityQuery(raw: Readonly<Record<string, unknown>> | unde
     const field = `filter.${key}`;
     const name = `filter.${key.replace(/_/g, ' ')}`;
     if (typeof value !== 'string') failures.push({ field, rule: 'string', detail: `The ${name} field must be a string.` });
-    else if (value.includes('\u0000')) failures.push({ field, rule: 'regex', detail: `The ${name} field must not contain NUL characters.` });
+    else if (value.includes('\u0000'))
+      failures.push({ field, rule: 'regex', detail: `The ${name} field must not contain NUL characters.` });
     else values[key] = value;
   }
   const actor = values.actor_id;
   if (actor !== undefined && actor.toLowerCase() !== 'system' && !UUID.test(actor)) {
-    failures.push({ field: 'filter.actor_id', rule: 'uuid', detail: 'The filter.actor id field must be a valid UUID or "system".' });
+    failures.push({
+      field: 'filter.actor_id',
+      rule: 'uuid',
+      detail: 'The filter.actor id field must be a valid UUID or "system".',
+    });
   }
   if (failures.length > 0) throw new ValidationError(failures);
 

@@ -68,19 +68,21 @@ export async function markBackupFinished(
   id: number,
   result: { checksum: string | null; bytes: number; successful: boolean; completedAt: number },
 ): Promise<BackupRow | undefined> {
-  return db
-    .updateTable('backups')
-    .set({
-      checksum: result.checksum,
-      bytes: result.bytes,
-      is_successful: result.successful ? 1 : 0,
-      completed_at: result.completedAt,
-    })
-    .where('id', '=', id)
-    // Recovery may have marked it failed meanwhile (its owner looked dead): that verdict stands.
-    .where('completed_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
+  return (
+    db
+      .updateTable('backups')
+      .set({
+        checksum: result.checksum,
+        bytes: result.bytes,
+        is_successful: result.successful ? 1 : 0,
+        completed_at: result.completedAt,
+      })
+      .where('id', '=', id)
+      // Recovery may have marked it failed meanwhile (its owner looked dead): that verdict stands.
+      .where('completed_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst()
+  );
 }
 
 /** Flips is_locked in one statement, so two concurrent toggles cannot both read the old value. */

@@ -63,7 +63,13 @@ export async function findKeyWithUser(
 
 /** A user's keys that still work, oldest first (revoked ones are gone from their owner's view). */
 export async function listLiveApiKeysOfUser(db: Queryable, userId: number): Promise<ApiKeyRow[]> {
-  return db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null).orderBy('id').execute();
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .orderBy('id')
+    .execute();
 }
 
 export async function countLiveApiKeysOfUser(db: Queryable, userId: number): Promise<number> {

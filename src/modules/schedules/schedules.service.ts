@@ -29,7 +29,10 @@ export interface ScheduleWithTasks {
 /** A server's schedules, each with its tasks (two queries, whatever the count). */
 export async function listSchedules(db: Queryable, server: ServerRow): Promise<ScheduleWithTasks[]> {
   const schedules = await findSchedulesOfServer(db, server.id);
-  const tasks = await findTasksBySchedule(db, schedules.map((s) => s.id));
+  const tasks = await findTasksBySchedule(
+    db,
+    schedules.map((s) => s.id),
+  );
   return schedules.map((schedule) => ({ schedule, tasks: tasks.get(schedule.id) ?? [] }));
 }
 
@@ -47,7 +50,12 @@ function nextRunOf(fields: CronFields, timezone: string, now: number): number {
   return next.getTime();
 }
 
-export async function createSchedule(deps: Deps, server: ServerRow, actor: Actor, input: CreateScheduleInput): Promise<ScheduleRow> {
+export async function createSchedule(
+  deps: Deps,
+  server: ServerRow,
+  actor: Actor,
+  input: CreateScheduleInput,
+): Promise<ScheduleRow> {
   const now = deps.clock.now();
   const fields: CronFields = {
     minute: input.minute ?? '*',

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 
 export const PowerBody = Type.Object({
-  signal: Type.Union([Type.Literal('start'), Type.Literal('stop'), Type.Literal('restart'), Type.Literal('kill')], { 'x-rule': 'in' }),
+  signal: Type.Union([Type.Literal('start'), Type.Literal('stop'), Type.Literal('restart'), Type.Literal('kill')], {
+    'x-rule': 'in',
+  }),
 });
 
 export const CommandBody = Type.Object({

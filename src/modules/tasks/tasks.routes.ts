@@ -23,7 +23,8 @@ export function registerTaskRoutes(app: FastifyInstance, deps: AppDeps) {
     permission: 'schedule.update',
     mutates: true,
     body: UpdateTaskBody,
-    handler: async (request) => taskItem(await updateTask(deps, request.target, request.target.task, request.auth.actor, request.body)),
+    handler: async (request) =>
+      taskItem(await updateTask(deps, request.target, request.target.task, request.auth.actor, request.body)),
   });
 
   clientRoute(app, {

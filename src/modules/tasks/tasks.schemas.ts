@@ -15,13 +15,21 @@ const taskMembers = {
 };
 
 export const CreateTaskBody = Type.Object({
-  action: Type.Union(TASK_ACTIONS.map((a) => Type.Literal(a)), { 'x-rule': 'in' }),
+  action: Type.Union(
+    TASK_ACTIONS.map((a) => Type.Literal(a)),
+    { 'x-rule': 'in' },
+  ),
   time_offset: Seconds,
   ...taskMembers,
 });
 
 export const UpdateTaskBody = Type.Object({
-  action: Type.Optional(Type.Union(TASK_ACTIONS.map((a) => Type.Literal(a)), { 'x-rule': 'in' })),
+  action: Type.Optional(
+    Type.Union(
+      TASK_ACTIONS.map((a) => Type.Literal(a)),
+      { 'x-rule': 'in' },
+    ),
+  ),
   time_offset: Type.Optional(Seconds),
   ...taskMembers,
 });

@@ -40,7 +40,10 @@ export async function findTakenUserField(db: Queryable, username: string, email:
     .selectFrom('users')
     .select(['username', 'email'])
     .where((eb) =>
-      eb.or([eb(eb.fn('lower', ['username']), '=', username.toLowerCase()), eb(eb.fn('lower', ['email']), '=', email.toLowerCase())]),
+      eb.or([
+        eb(eb.fn('lower', ['username']), '=', username.toLowerCase()),
+        eb(eb.fn('lower', ['email']), '=', email.toLowerCase()),
+      ]),
     )
     .limit(2)
     .execute();
@@ -53,7 +56,10 @@ export async function findTakenUserField(db: Queryable, username: string, email:
  * has an `@` (usernames cannot), by username otherwise, in any letter case
  * (both are unique whatever their case).
  */
-export async function findUserForSignIn(db: Queryable, input: string): Promise<{ user: UserRow; password: string | null } | undefined> {
+export async function findUserForSignIn(
+  db: Queryable,
+  input: string,
+): Promise<{ user: UserRow; password: string | null } | undefined> {
   const column = input.includes('@') ? 'email' : 'username';
   const row = await db
     .selectFrom('users')

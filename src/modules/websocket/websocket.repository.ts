@@ -38,7 +38,8 @@ export async function findSocketAccess(
 /** The rows of the servers that have sockets (the suspension poll): one statement per 500. */
 export async function findServersByUuids(db: Queryable, uuids: readonly string[]): Promise<ServerRow[]> {
   const rows: ServerRow[] = [];
-  for (const part of chunks(uuids)) rows.push(...(await db.selectFrom('servers').selectAll().where('uuid', 'in', part).execute()));
+  for (const part of chunks(uuids))
+    rows.push(...(await db.selectFrom('servers').selectAll().where('uuid', 'in', part).execute()));
   return rows;
 }
 

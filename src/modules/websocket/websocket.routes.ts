@@ -11,7 +11,11 @@ import { findSocketServer, issueWebsocketToken, publicBaseUrl, type WebsocketDep
  * itself, outside /api/client and outside the guard: a socket authenticates
  * with its first frame, as on Wings.
  */
-export async function registerWebsocketRoutes(app: FastifyInstance, deps: WebsocketDeps, options: HubOptions = {}): Promise<SocketHub> {
+export async function registerWebsocketRoutes(
+  app: FastifyInstance,
+  deps: WebsocketDeps,
+  options: HubOptions = {},
+): Promise<SocketHub> {
   const hub = new SocketHub(deps, app.log, options);
   await app.register(websocketPlugin, {
     options: { maxPayload: MAX_INBOUND_FRAME_BYTES },
@@ -29,7 +33,12 @@ export async function registerWebsocketRoutes(app: FastifyInstance, deps: Websoc
     summary: "A token for the server's live console, and the socket's URL (Wings' websocket)",
     permission: 'websocket.connect',
     handler: async (request) => ({
-      data: await issueWebsocketToken(deps, request.target, request.auth.user, publicBaseUrl(deps.config.appUrl, app.server.address())),
+      data: await issueWebsocketToken(
+        deps,
+        request.target,
+        request.auth.user,
+        publicBaseUrl(deps.config.appUrl, app.server.address()),
+      ),
     }),
   });
 

@@ -56,7 +56,11 @@ export async function signWebsocketToken(key: Uint8Array, input: WebsocketTokenI
 }
 
 /** The token's claims, checked: signature, HS256 only, issuer, nbf, exp at `now`. Throws JwtError otherwise. */
-export async function verifyWebsocketToken(key: Uint8Array, token: string, options: { issuer: string; now: number }): Promise<WebsocketClaims> {
+export async function verifyWebsocketToken(
+  key: Uint8Array,
+  token: string,
+  options: { issuer: string; now: number },
+): Promise<WebsocketClaims> {
   let payload: Record<string, unknown>;
   try {
     ({ payload } = await jwtVerify(token, key, {

@@ -1,7 +1,7 @@
 /**
  * The one way the console talks to the panel: the public client API and the
  * session routes, same origin, with the session cookie. Every mutating request
- * carries the CSRF token (SPEC 12); every error becomes an ApiError whose
+ * carries the CSRF token (docs/reference/web-console.md); every error becomes an ApiError whose
  * message is the API's own `errors[0].detail`.
  */
 

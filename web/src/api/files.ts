@@ -1,5 +1,5 @@
 /**
- * Every HTTP call of the Files pages (SPEC 15), each with its TanStack Query
+ * Every HTTP call of the Files pages (docs/reference/files-and-sftp.md), each with its TanStack Query
  * hook and the cache it invalidates, in one place: the pages never build a
  * files URL themselves. Paths are the volume's absolute paths
  * (lib/file-paths.ts). A mutation's error is the API's own

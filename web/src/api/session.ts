@@ -2,7 +2,7 @@ import { type QueryClient, useQuery, useQueryClient } from '@tanstack/react-quer
 import { ApiError, post, rememberCsrfToken, request } from './client';
 import type { User } from './types';
 
-/** The signed-in user, from the session routes (SPEC 12): null when signed out. */
+/** The signed-in user, from the session routes (docs/reference/web-console.md): null when signed out. */
 export interface Session {
   user: User;
   csrf_token: string;

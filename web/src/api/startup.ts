@@ -1,5 +1,5 @@
 /**
- * Every HTTP call of the Startup and Settings sections (SPEC 16), each with its
+ * Every HTTP call of the Startup and Settings sections (docs/reference/eggs-and-installs.md), each with its
  * TanStack Query hook and the cache it invalidates, in one place. A
  * mutation's error is the API's own `errors[0].detail` (ApiError), shown
  * beside the control that caused it.

@@ -1,4 +1,4 @@
-/** The wire shapes the console reads (Pterodactyl's, SPEC 2 and 8). */
+/** The wire shapes the console reads (Pterodactyl's, docs/reference/schedules.md and docs/reference/servers.md#the-server-routes). */
 
 export interface Item<Name extends string, Attributes> {
   object: Name;

@@ -73,7 +73,7 @@ const WHAT = [
   { name: 'Execute', bit: 1 },
 ] as const;
 
-/** Three octal digits, at most 777 (SPEC 15: no setuid, setgid or sticky bit). */
+/** Three octal digits, at most 777 (docs/reference/files-and-sftp.md: no setuid, setgid or sticky bit). */
 const isOctalMode = (text: string) => /^[0-7]{3}$/.test(text);
 
 interface ChmodDialogProps {

@@ -32,7 +32,7 @@ interface Props {
   onCancel?: () => void;
 }
 
-/** A task's action, payload, time offset and failure behaviour (SPEC 2.2). */
+/** A task's action, payload, time offset and failure behaviour (docs/reference/schedules.md#tasks). */
 export function TaskForm({ initial, idPrefix, submitLabel, onSubmit, onCancel }: Props) {
   const [action, setAction] = useState<TaskAction>(initial?.action ?? 'command');
   const [payload, setPayload] = useState(initial?.payload ?? '');

@@ -2,7 +2,7 @@ import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
 import { messageOf } from '../api/client';
 
-/** An API error, shown where it happened (SPEC 12: errors are shown, not swallowed). */
+/** An API error, shown where it happened (docs/reference/web-console.md: errors are shown, not swallowed). */
 export function ErrorText({ error }: { error: unknown }) {
   if (error === null || error === undefined || error === false) return null;
   return (

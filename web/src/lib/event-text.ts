@@ -1,5 +1,5 @@
 /**
- * Activity event keys (Pterodactyl's names, SPEC 3) as sentences people read;
+ * Activity event keys (Pterodactyl's names, docs/reference/activity.md#listing) as sentences people read;
  * the raw key stays beside it for searching. An unknown key reads as itself.
  */
 const TEXT: Record<string, string> = {

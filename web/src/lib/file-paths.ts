@@ -49,7 +49,7 @@ export const relativeToRoot = (path: string) => normalisePath(path).slice(1);
 
 const ARCHIVES = /\.(tar\.gz|tgz|tar|zip)$/i;
 
-/** What `POST /files/decompress` takes (SPEC 15). */
+/** What `POST /files/decompress` takes (docs/reference/files-and-sftp.md). */
 export const isArchive = (name: string) => ARCHIVES.test(name);
 
 const TEXT_MIME =

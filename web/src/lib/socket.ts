@@ -1,7 +1,7 @@
 import { ApiError, get, messageOf } from '../api/client';
 
 /**
- * A server's live connection: Pterodactyl's websocket (SPEC 11), spoken as
+ * A server's live connection: Pterodactyl's websocket (docs/reference/power-and-console.md#websocket), spoken as
  * Wings speaks it. Fetches a token from the client API, authenticates, renews
  * the token when told it is expiring, and reconnects after a drop. Pages
  * subscribe to the frames they show.

@@ -6,7 +6,7 @@ import type { ApiKey, Item, List } from '../api/types';
 import { ConfirmDialog, ErrorText, Loading } from '../components/ui';
 import { dateTime } from '../lib/format';
 
-/** The user's own API keys (create, shown once; revoke) and password (SPEC 12). */
+/** The user's own API keys (create, shown once; revoke) and password (docs/reference/web-console.md). */
 export function AccountPage() {
   const user = useSignedInUser();
   return (

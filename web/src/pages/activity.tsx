@@ -9,7 +9,7 @@ import { ErrorText, Loading } from '../components/ui';
 import { dateTime } from '../lib/format';
 import { useServer } from '../lib/server-context';
 
-/** The server's activity log (SPEC 2.3, 3): filters for event, IP and actor, sort, pages, every entry's properties. */
+/** The server's activity log (docs/reference/activity.md#entries, docs/reference/activity.md#listing): filters for event, IP and actor, sort, pages, every entry's properties. */
 
 interface Filters {
   event: string;

@@ -7,7 +7,7 @@ import { bytes, dateTime } from '../lib/format';
 import { useServer, useSocketFrames } from '../lib/server-context';
 import { serverKey } from './server';
 
-/** Backups (SPEC 4, 8): create, lock, delete, restore with a truncate confirmation and its progress. */
+/** Backups (docs/reference/backups-and-restores.md#restoring, docs/reference/servers.md#the-server-routes): create, lock, delete, restore with a truncate confirmation and its progress. */
 
 type Restore =
   { backup: string; phase: 'running'; since: number } | { backup: string; phase: 'done'; failed: boolean; reason: string | null };

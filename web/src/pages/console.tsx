@@ -13,7 +13,7 @@ function commandFrameBytes(line: string): number {
   return new TextEncoder().encode(JSON.stringify({ event: 'send command', args: [line] })).length;
 }
 
-/** Live console (SPEC 11, 12): output, a command line, power buttons, memory and CPU graphs. */
+/** Live console (docs/reference/power-and-console.md#websocket, docs/reference/web-console.md): output, a command line, power buttons, memory and CPU graphs. */
 
 const MAX_LINES = 1000;
 const SAMPLES = 60;
@@ -108,7 +108,7 @@ export function ConsoleSection() {
       case 'console output':
         append(String(frame.args[0] ?? ''), 'output');
         break;
-      // SPEC 16: an install's output, live, as Pterodactyl's console shows it.
+      // docs/reference/eggs-and-installs.md: an install's output, live, as Pterodactyl's console shows it.
       case 'install started':
         append('[Quetzal] Installation started.', 'panel');
         break;

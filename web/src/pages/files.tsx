@@ -22,7 +22,7 @@ import { Breadcrumbs, editorHref, filesHref } from '../components/file-breadcrum
 import { useServer } from '../lib/server-context';
 
 /**
- * The Files section (SPEC 15): a folder of the server's volume with
+ * The Files section (docs/reference/files-and-sftp.md): a folder of the server's volume with
  * breadcrumbs, the virtualised list, and what can be done to it and to the
  * selected entries, each offered only with its permission. The folder is in
  * the address (`?dir=`), so that back, forward and links work.

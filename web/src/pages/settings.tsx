@@ -4,7 +4,7 @@ import { useReinstallServer, useRenameServer } from '../api/startup';
 import { ConfirmDialog, ErrorText } from '../components/ui';
 import { useServer } from '../lib/server-context';
 
-/** Settings (SPEC 16): rename, SFTP details, reinstall with a confirmation. */
+/** Settings (docs/reference/eggs-and-installs.md): rename, SFTP details, reinstall with a confirmation. */
 export function SettingsSection() {
   const { id, server, permissions } = useServer();
   const user = useSignedInUser();

@@ -3,7 +3,7 @@ import { useSetDockerImage, useSetVariable, useStartup, type EggVariable } from 
 import { ErrorText, Loading } from '../components/ui';
 import { useServer } from '../lib/server-context';
 
-/** Startup (SPEC 16): the startup command, each egg variable with its own save and error, and the image. */
+/** Startup (docs/reference/eggs-and-installs.md): the startup command, each egg variable with its own save and error, and the image. */
 export function StartupSection() {
   const { id, server, permissions } = useServer();
   const startup = useStartup(id, permissions.can('startup.read'));

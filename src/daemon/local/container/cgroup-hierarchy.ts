@@ -8,8 +8,7 @@
 import fs from 'node:fs';
 
 export type CgroupHierarchy =
-  | { readonly version: 2; readonly root: string }
-  | { readonly version: 1; readonly controllers: ReadonlyMap<string, string> };
+  { readonly version: 2; readonly root: string } | { readonly version: 1; readonly controllers: ReadonlyMap<string, string> };
 
 /** The controllers a container's limits and figures need. */
 export const NEEDED_CONTROLLERS = ['memory', 'cpu', 'cpuacct', 'pids'] as const;
@@ -28,7 +27,8 @@ export function readCgroupHierarchy(mountinfo = fs.readFileSync('/proc/self/moun
     if (fsType === 'cgroup2' && mountPoint === UNIFIED_ROOT) unified = mountPoint;
     if (fsType !== 'cgroup') continue;
     for (const option of superOptions.split(',')) {
-      if ((NEEDED_CONTROLLERS as readonly string[]).includes(option) && !controllers.has(option)) controllers.set(option, mountPoint);
+      if ((NEEDED_CONTROLLERS as readonly string[]).includes(option) && !controllers.has(option))
+        controllers.set(option, mountPoint);
     }
   }
   if (unified !== null) return { version: 2, root: unified };

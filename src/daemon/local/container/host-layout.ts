@@ -32,7 +32,10 @@ export function inspectHostLayout(hierarchy: CgroupHierarchy | null = readCgroup
 
 /** From /proc/self/limits ("Max open files  1024  524288  files"); Node has no getrlimit. */
 function ownNofileHardLimit(): number {
-  const line = fs.readFileSync('/proc/self/limits', 'utf8').split('\n').find((row) => row.startsWith('Max open files'));
+  const line = fs
+    .readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((row) => row.startsWith('Max open files'));
   const hard = line?.split(/\s+/)[4];
   // "unlimited" cannot be given to runc as a number it would accept for NOFILE; the kernel's ceiling is nr_open.
   return hard === undefined || hard === 'unlimited' ? 1024 : Number(hard);
@@ -40,7 +43,8 @@ function ownNofileHardLimit(): number {
 
 function canLimitSwap(hierarchy: CgroupHierarchy | null): boolean {
   if (hierarchy === null) return false;
-  if (hierarchy.version === 2) return fs.existsSync(path.join(hierarchy.root, 'init.scope', 'memory.swap.max')) || hasSwapMaxBelow(hierarchy.root);
+  if (hierarchy.version === 2)
+    return fs.existsSync(path.join(hierarchy.root, 'init.scope', 'memory.swap.max')) || hasSwapMaxBelow(hierarchy.root);
   const memory = hierarchy.controllers.get('memory');
   return memory !== undefined && fs.existsSync(path.join(memory, 'memory.memsw.limit_in_bytes'));
 }
@@ -48,8 +52,12 @@ function canLimitSwap(hierarchy: CgroupHierarchy | null): boolean {
 /** The root cgroup has no memory.swap.max; any child with the memory controller on does. */
 function hasSwapMaxBelow(root: string): boolean {
   try {
-    return fs.readFileSync(path.join(root, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('memory')
-      && fs.readdirSync(root, { withFileTypes: true }).some((entry) => entry.isDirectory() && fs.existsSync(path.join(root, entry.name, 'memory.swap.max')));
+    return (
+      fs.readFileSync(path.join(root, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('memory') &&
+      fs
+        .readdirSync(root, { withFileTypes: true })
+        .some((entry) => entry.isDirectory() && fs.existsSync(path.join(root, entry.name, 'memory.swap.max')))
+    );
   } catch {
     return false;
   }

@@ -60,7 +60,8 @@ export function isSpawned(record: PidRecord): record is SpawnedRecord {
 function parsePidRecord(value: unknown): PidRecord | null {
   if (typeof value !== 'object' || value === null) return null;
   const { pid, pgid, startTime, command, startedAt, owner, token, container } = value as Record<string, unknown>;
-  if (container !== undefined && container !== null && (typeof container !== 'string' || !CONTAINER_ID.test(container))) return null;
+  if (container !== undefined && container !== null && (typeof container !== 'string' || !CONTAINER_ID.test(container)))
+    return null;
   const parsedOwner = parseOwner(owner);
   if (owner !== undefined && owner !== null && !parsedOwner) return null;
   const claimed = pid === null && pgid === null && parsedOwner !== null;

@@ -119,7 +119,8 @@ function signalNamespace(leader: number, signal: NodeJS.Signals): void {
   }
   // A container's first process is in a namespace of its own. One in ours is not it (a recycled pid, a
   // pid file gone wrong): signalling "its namespace" would signal every process of the host.
-  if (namespace === OWN_PID_NAMESPACE) throw new Error(`refusing to signal process ${leader}: it is not in a container's PID namespace`);
+  if (namespace === OWN_PID_NAMESPACE)
+    throw new Error(`refusing to signal process ${leader}: it is not in a container's PID namespace`);
   for (const entry of fsSync.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let other: string;

@@ -149,7 +149,12 @@ export async function findUnfilteredPage(
 }
 
 /** The entries with these seqs, with their actors, in the order asked. */
-export async function findEntriesBySeq(db: Queryable, serverId: number, seqs: readonly number[], ascending: boolean): Promise<ActivityListRow[]> {
+export async function findEntriesBySeq(
+  db: Queryable,
+  serverId: number,
+  seqs: readonly number[],
+  ascending: boolean,
+): Promise<ActivityListRow[]> {
   if (seqs.length === 0) return [];
   const result = await sql<ActivityListRow>`
     select ${selectEntryColumns()}

@@ -42,7 +42,8 @@ export async function findPage(
   const offset = (query.page - 1) * query.perPage;
   const filtered = query.event !== undefined || query.ip !== undefined || query.actor !== undefined;
   // Unfiltered: one statement, hence one snapshot, whatever the page.
-  if (!filtered) return findUnfilteredPage(deps.db, deps.dialect, serverId, { offset, perPage: query.perPage, ascending: query.ascending });
+  if (!filtered)
+    return findUnfilteredPage(deps.db, deps.dialect, serverId, { offset, perPage: query.perPage, ascending: query.ascending });
   const cache = tuning.cache === false ? undefined : (deps.anchors ?? anchorCacheFor(deps.db));
   const run = (trx: Queryable) => findFilteredPage(trx, deps.dialect, serverId, viewer, query, tuning, cache);
   if (deps.db.isTransaction) return run(deps.db);

@@ -14,7 +14,13 @@ import type { TermFilter, TermRow } from './terms.js';
  * How many entries of these terms have `seq <= at`: per term, one index probe
  * reads the stream position of its last entry at or before `at`.
  */
-export async function rankAt(db: Queryable, dialect: DialectName, kind: TermKindName, terms: readonly TermRow[], at: number): Promise<number> {
+export async function rankAt(
+  db: Queryable,
+  dialect: DialectName,
+  kind: TermKindName,
+  terms: readonly TermRow[],
+  at: number,
+): Promise<number> {
   if (terms.length === 0) return 0;
   const { term, seq } = STREAM_COLUMNS[kind];
   const result = await sql<{ position: number | string | null }>`
@@ -24,7 +30,11 @@ export async function rankAt(db: Queryable, dialect: DialectName, kind: TermKind
           where ${sql.ref(`l.${term}`)} = t.id and l.seq <= ${at} order by l.seq desc limit 1),
         t.last_seq - t.total)
       - (t.last_seq - t.total)), 0) as position
-    from activity_terms t where ${idIn(dialect, sql.ref('t.id'), terms.map((t) => t.id))}
+    from activity_terms t where ${idIn(
+      dialect,
+      sql.ref('t.id'),
+      terms.map((t) => t.id),
+    )}
   `.execute(db);
   return num(result.rows[0]?.position);
 }

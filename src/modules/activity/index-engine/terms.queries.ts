@@ -57,7 +57,8 @@ export async function resolveFilter(
   // Both given: the user named by the UUID must be the one the term names (a subuser's IP filter).
   const actor: RawBuilder<unknown>[] = [];
   if (ask.actorTerm !== undefined) actor.push(sql`term = ${ask.actorTerm}`);
-  if (ask.actorUuid !== undefined) actor.push(sql`term = (select cast(id as varchar(20)) from users where uuid = ${ask.actorUuid})`);
+  if (ask.actorUuid !== undefined)
+    actor.push(sql`term = (select cast(id as varchar(20)) from users where uuid = ${ask.actorUuid})`);
   if (actor.length > 0) parts.push(terms('actor', and(actor)));
   const result = await sql<{ part: number | string; id: number; total: number | string; last_seq: number | string }>`
     ${sql.join(parts, sql` union all `)}

@@ -35,7 +35,9 @@ afterEach(() => {
 
 /** The whole of the volume and the folder beside it, hashed: any change shows. */
 function treeHash(): string {
-  return createHash('sha1').update(JSON.stringify([snapshot(volume), fs.readdirSync(root).sort()])).digest('hex');
+  return createHash('sha1')
+    .update(JSON.stringify([snapshot(volume), fs.readdirSync(root).sort()]))
+    .digest('hex');
 }
 
 /** Bytes staged under `dir`, by the files' sizes. */
@@ -121,7 +123,12 @@ describe('restore bounds', () => {
     fs.truncateSync(path.join(sparse, 'hole.bin'), 1024 * MIB);
     const archivePath = path.join(backups, 'sparse.tar.gz');
     // Only the header matters: the refusal comes before the body is read.
-    const header = new Header({ path: 'hole.bin', type: 'File', size: fs.statSync(path.join(sparse, 'hole.bin')).size, mode: 0o644 });
+    const header = new Header({
+      path: 'hole.bin',
+      type: 'File',
+      size: fs.statSync(path.join(sparse, 'hole.bin')).size,
+      mode: 0o644,
+    });
     header.encode();
     fs.writeFileSync(archivePath, gzipSync(Buffer.concat([header.block!, Buffer.alloc(64 * 1024)])));
     const before = treeHash();
@@ -139,7 +146,16 @@ describe('restore bounds', () => {
     // Less than what is free, but eating into the margin by half of it: refused all the same.
     const claimed = free - Math.floor(margin / 2);
     const archivePath = path.join(backups, 'claims.tar.gz');
-    fs.writeFileSync(archivePath, tgz([{ name: 'kept-small.txt', body: 'x' }, { name: 'huge.bin', pax: { size: String(claimed) } }], { end: false }));
+    fs.writeFileSync(
+      archivePath,
+      tgz(
+        [
+          { name: 'kept-small.txt', body: 'x' },
+          { name: 'huge.bin', pax: { size: String(claimed) } },
+        ],
+        { end: false },
+      ),
+    );
     const before = treeHash();
     await expect(restoreArchive({ archivePath, volumeDir: volume, expectedSha1: null, truncate: true })).rejects.toThrow(
       /expands past the free space of the volume's file system \(at 'huge\.bin'.*keeping \d+\.\d MiB free\)/,

@@ -51,7 +51,15 @@ function options(overrides: Partial<ContainerOptions> = {}): ContainerOptions {
 }
 
 type Spec = {
-  process: { args: string[]; env: string[]; cwd: string; user: object; capabilities: Record<string, unknown[]>; noNewPrivileges: boolean; rlimits: { type: string; hard: number }[] };
+  process: {
+    args: string[];
+    env: string[];
+    cwd: string;
+    user: object;
+    capabilities: Record<string, unknown[]>;
+    noNewPrivileges: boolean;
+    rlimits: { type: string; hard: number }[];
+  };
   root: { readonly: boolean };
   mounts: { destination: string; type: string; source: string; options?: string[] }[];
   linux: { namespaces: { type: string }[]; resources: Record<string, unknown>; maskedPaths: string[]; cgroupsPath: string };
@@ -94,7 +102,9 @@ describe('containerSpec', () => {
     expect(byDestination.get('/tmp')?.options).toContain('size=100m');
     expect(byDestination.get('/sys')?.options).toContain('ro');
     // The volume is the only bind of anything below DATA_DIR.
-    expect(mounts.filter((mount) => mount.source.startsWith('/srv/quetzal')).map((mount) => mount.destination)).toEqual(['/home/container']);
+    expect(mounts.filter((mount) => mount.source.startsWith('/srv/quetzal')).map((mount) => mount.destination)).toEqual([
+      '/home/container',
+    ]);
   });
 
   it('uses its own pid, ipc, uts, mount and cgroup namespaces and the host network', () => {
@@ -189,7 +199,9 @@ describe('the host', () => {
     const v2 = '35 24 0:30 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 rw,nsdelegate';
     expect(readCgroupHierarchy(v2)).toEqual({ version: 2, root: '/sys/fs/cgroup' });
     expect(readCgroupHierarchy('')).toBeNull();
-    expect(cgroupProblem({ version: 1, controllers: new Map([['memory', '/sys/fs/cgroup/memory']]) })).toMatch(/cpu cgroup controller is not mounted/);
+    expect(cgroupProblem({ version: 1, controllers: new Map([['memory', '/sys/fs/cgroup/memory']]) })).toMatch(
+      /cpu cgroup controller is not mounted/,
+    );
   });
 
   it("knows this machine's layout: merged /usr links, swap accounting", () => {
@@ -211,7 +223,10 @@ describe('cgroup v2 figures', () => {
       const dir = path.join(root, 'quetzal', 'quetzal-x');
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(path.join(dir, 'memory.current'), '104857600\n');
-      fs.writeFileSync(path.join(dir, 'memory.stat'), 'anon 83886080\nfile 20971520\ninactive_file 10485760\nactive_file 10485760\n');
+      fs.writeFileSync(
+        path.join(dir, 'memory.stat'),
+        'anon 83886080\nfile 20971520\ninactive_file 10485760\nactive_file 10485760\n',
+      );
       fs.writeFileSync(path.join(dir, 'memory.events'), 'low 0\nhigh 0\nmax 12\noom 2\noom_kill 2\noom_group_kill 0\n');
       fs.writeFileSync(path.join(dir, 'cpu.stat'), 'usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n');
       fs.writeFileSync(path.join(dir, 'pids.current'), '7\n');

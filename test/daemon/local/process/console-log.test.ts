@@ -22,7 +22,8 @@ describe('console log rotation', () => {
     const target = server({ startup: printer(3000), stopCommand: null });
     await s.start(target);
     // The last line may already have been rotated into .log.1 by the time it is looked for.
-    const both = () => (fs.existsSync(previousOf(target.uuid)) ? fs.readFileSync(previousOf(target.uuid), 'utf8') : '') + logOf(target.uuid);
+    const both = () =>
+      (fs.existsSync(previousOf(target.uuid)) ? fs.readFileSync(previousOf(target.uuid), 'utf8') : '') + logOf(target.uuid);
     await waitFor(() => both().includes('done'), 'the last line', 15_000);
     await waitFor(() => fs.statSync(path.join(sandbox.logDir, `${target.uuid}.log`)).size < LIMIT, 'the last rotation', 5_000);
 
