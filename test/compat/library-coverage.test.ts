@@ -202,7 +202,22 @@ describeEachDatabase('client libraries, method by method', (database) => {
     await attempt('getServerResources', () => c.getServerResources(id));
     await attempt('sendCommand', () => c.sendCommand(id, 'say hi').catch(offlineIsFine));
     await attempt('setPowerState', () => c.setPowerState(id, 'kill'));
-    const socket = (await attempt('startConsoleConnection', () => c.startConsoleConnection(id))) as { close(): void } | undefined;
+    // jspteroapi's socket reconnects by itself (a timer until it opens, and on an abnormal close): it is
+    // closed only once open, its timer cleared, or it would go on connecting after this app has closed.
+    type JsPteroSocket = { close(): void; once(event: string, listener: () => void): void; timer?: NodeJS.Timeout };
+    let socket: JsPteroSocket | undefined;
+    await attempt('startConsoleConnection', async () => {
+      socket = (await c.startConsoleConnection(id)) as unknown as JsPteroSocket;
+      const opened = socket;
+      await new Promise<void>((resolve, reject) => {
+        const timeout = setTimeout(() => reject(new Error('the console socket did not open within 10 s')), 10_000);
+        opened.once('SOCKET_OPEN', () => {
+          clearTimeout(timeout);
+          resolve();
+        });
+      });
+    });
+    clearTimeout(socket?.timer);
     socket?.close();
 
     await attempt('writeFile', () => c.writeFile(id, 'notes.txt', 'hello'));
