@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 /**
  * The time-of-check race (docs/reference/backups-and-restores.md#durability, docs/reference/files-and-sftp.md) for every file operation: a hostile
  * process (the server's) swaps a folder of the volume for a symlink to a
@@ -93,11 +94,24 @@ function healSwapper(): void {
   const victim = path.join(box.volume, 'victim');
   if (!fs.existsSync(path.join(box.volume, 'victim.real'))) return;
   if (!fs.lstatSync(victim, { throwIfNoEntry: false })?.isDirectory()) return;
+  // Moved aside first, then removed there: a recursive rm of `victim` itself walks it by path, and
+  // once the swapper put its link in that path mid-walk, it removed files outside (seen once in CI).
+  const aside = path.join(box.volume, `victim.heal-${randomUUID()}`);
   try {
-    fs.rmSync(victim, { recursive: true, force: true, maxRetries: 5 });
+    fs.renameSync(victim, aside);
   } catch {
-    // The swapper moved things meanwhile: the next round looks again.
+    return; // The swapper moved things meanwhile: the next round looks again.
   }
+  if (fs.lstatSync(aside).isSymbolicLink()) {
+    // The swapper's link, not our folder: it goes back where the swapper expects it (if it can).
+    try {
+      fs.renameSync(aside, victim);
+    } catch {
+      fs.unlinkSync(aside);
+    }
+    return;
+  }
+  fs.rmSync(aside, { recursive: true, force: true });
 }
 
 const everyWay = (outcome: { done: number; refused: number }) => {
