@@ -51,6 +51,8 @@ export interface LocalInstallerOptions {
 export class LocalInstaller {
   /** This instance's installs in progress, by server. */
   private readonly running = new Map<string, Promise<InstallOutcome>>();
+  /** This instance's unconfined install processes, known before their record is written (abort may come first). */
+  private readonly processes = new Map<string, { pid: number; startTime: string | null }>();
 
   constructor(private readonly options: LocalInstallerOptions) {}
 
@@ -104,10 +106,12 @@ export class LocalInstaller {
     const containers = options.containers;
     if (containers === null) {
       const started = await startInstallProcess(volumeDir, this.scriptFile(server.uuid), script, onLine);
-      await writeInstallRecord(recordFile, { process: { pid: started.pid, startTime: started.startTime } });
+      this.processes.set(server.uuid, { pid: started.pid, startTime: started.startTime });
       try {
+        await writeInstallRecord(recordFile, { process: { pid: started.pid, startTime: started.startTime } });
         return await started.outcome;
       } finally {
+        this.processes.delete(server.uuid);
         await fs.rm(this.scriptFile(server.uuid), { force: true });
       }
     }
@@ -175,6 +179,9 @@ export class LocalInstaller {
     if (ownedElsewhere(record))
       throw new DaemonBusyError('An install of this server is running in another instance of the service.');
     if (record?.process) killInstallProcess(record.process);
+    // Ours may have started before its record said so.
+    const ownProcess = this.processes.get(server.uuid);
+    if (ownProcess) killInstallProcess(ownProcess);
     // The server's network is detached with the box: not while the server itself runs.
     if (this.options.containers && !this.options.serverRunning(server.uuid))
       await removeInstallBox(this.options.containers, this.options.runDir, server.uuid);
