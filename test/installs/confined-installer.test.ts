@@ -12,17 +12,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveContainment, type ContainerRuntime } from '../../src/daemon/local/container/container-runtime.js';
 import { LocalDaemon } from '../../src/daemon/local/local-daemon.js';
-import type { DaemonServer, InstallScript } from '../../src/daemon/daemon.js';
+import type { DaemonServer } from '../../src/daemon/daemon.js';
+import { script } from './install-script.js';
 import { readProcStatSync } from '../../src/daemon/local/process/proc.js';
 import { requireRunc, SERVER_UID } from '../daemon/local/container/helpers.js';
-
-const script = (text: string, extra: Partial<InstallScript> = {}): InstallScript => ({
-  script: text,
-  image: 'host',
-  entrypoint: 'ash',
-  environment: { VERSION: '1.2.3' },
-  ...extra,
-});
 
 let dataDir: string;
 let daemon: LocalDaemon;

@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalDaemon } from '../../src/daemon/local/local-daemon.js';
-import type { DaemonServer, InstallScript } from '../../src/daemon/daemon.js';
+import type { DaemonServer } from '../../src/daemon/daemon.js';
+import { script } from './install-script.js';
 import { testContainment } from '../helpers/containment.js';
 
 /** An egg-like script: writes a small server program into /mnt/server, says so, uses its variable. */
@@ -26,14 +27,6 @@ export const WRITE_PROGRAM = [
   'echo "cwd=$(pwd) home=$HOME uid=$(id -u)"',
   'echo "done"',
 ].join('\r\n');
-
-const script = (text: string, extra: Partial<InstallScript> = {}): InstallScript => ({
-  script: text,
-  image: 'host',
-  entrypoint: 'ash',
-  environment: { VERSION: '1.2.3' },
-  ...extra,
-});
 
 let dataDir: string;
 let daemon: LocalDaemon;
