@@ -55,9 +55,6 @@ describe('the source layout', () => {
     const graph = await madge(WEB_SRC, {
       fileExtensions: ['ts', 'tsx'],
       tsConfig: path.join(ROOT, 'web', 'tsconfig.json'),
-      // A lazy page (`lazy(() => import('./backups'))`) is its own chunk, loaded after its importer ran:
-      // it cannot see a half-initialised module, so only static imports can make a harmful cycle.
-      detectiveOptions: { ts: { skipAsyncImports: true }, tsx: { skipAsyncImports: true } },
     });
     expect(graph.circular()).toEqual([]);
     // madge found the files: an empty graph would pass the cycle check for nothing.

@@ -7,7 +7,8 @@ import { forgetSignedInData, useSession, useSignOut } from './api/session';
 import { ErrorText, Loading, PageErrorBoundary } from './components/ui';
 import { SignInPage } from './pages/sign-in';
 import type { List, Server } from './api/types';
-import { ServersPage, serversQuery, serversUrl } from './pages/servers';
+import { serversQuery, serversUrl } from './api/servers';
+import { ServersPage } from './pages/servers';
 
 // The rest load when first visited: the sign-in form and the server list stay small.
 const ServerPage = lazy(() => import('./pages/server').then((m) => m.ServerPage));

@@ -6,6 +6,7 @@
  */
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { get, post, put } from './client';
+import { serverKey } from './servers';
 import type { Item, List } from './types';
 
 /** Pterodactyl's `egg_variable`. */
@@ -30,7 +31,6 @@ type StartupList = List<Item<'egg_variable', EggVariable>> & { meta: StartupMeta
 
 const serverUrl = (server: string, tail: string) => `/api/client/servers/${encodeURIComponent(server)}/${tail}`;
 const startupKey = (server: string) => ['startup', server] as const;
-const serverKey = (server: string) => ['server', server] as const;
 
 export function useStartup(server: string, enabled = true) {
   return useQuery({

@@ -5,7 +5,7 @@ import type { ActivityEntry, Backup, List, Server } from '../api/types';
 import { ConfirmDialog, ErrorText, Loading } from '../components/ui';
 import { bytes, dateTime } from '../lib/format';
 import { useServer, useSocketFrames } from '../lib/server-context';
-import { serverKey } from './server';
+import { serverKey } from '../api/servers';
 
 /** Backups (docs/reference/backups-and-restores.md#restoring, docs/reference/servers.md#the-server-routes): create, lock, delete, restore with a truncate confirmation and its progress. */
 

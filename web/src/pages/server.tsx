@@ -3,6 +3,7 @@ import { lazy, Suspense } from 'preact/compat';
 import { useState } from 'preact/hooks';
 import { Link, Route, Switch, useLocation } from 'wouter-preact';
 import { get } from '../api/client';
+import { serverKey, serverUrl } from '../api/servers';
 import { useSignedInUser } from '../api/session';
 import type { Resources, Server } from '../api/types';
 import { ErrorText, Loading, StateBadge } from '../components/ui';
@@ -16,21 +17,35 @@ const ActivitySection = lazy(() => import('./activity').then((m) => m.ActivitySe
 const BackupsSection = lazy(() => import('./backups').then((m) => m.BackupsSection));
 const FilesSection = lazy(() => import('./files').then((m) => m.FilesSection));
 const StartupSection = lazy(() => import('./startup').then((m) => m.StartupSection));
+const UsersSection = lazy(() => import('./users').then((m) => m.UsersSection));
+const NetworkSection = lazy(() => import('./network').then((m) => m.NetworkSection));
+const DatabasesSection = lazy(() => import('./databases').then((m) => m.DatabasesSection));
 const SettingsSection = lazy(() => import('./settings').then((m) => m.SettingsSection));
 // CodeMirror comes with this page only (its own chunks), never with the console's first load.
 const FileEditorPage = lazy(() => import('./file-editor').then((m) => m.FileEditorPage));
 
-export const serverKey = (id: string) => ['server', id] as const;
+interface Section {
+  name: string;
+  path: string;
+  /** Hidden from a subuser known to lack it (the API refuses anyway); shown while unknown. */
+  permission?: string;
+}
 
-const SECTIONS = [
-  { name: 'Console', path: '/', matches: (location: string) => location === '/' || location === '' },
-  { name: 'Files', path: '/files', matches: (location: string) => location.startsWith('/files') },
-  { name: 'Schedules', path: '/schedules', matches: (location: string) => location.startsWith('/schedules') },
-  { name: 'Activity', path: '/activity', matches: (location: string) => location.startsWith('/activity') },
-  { name: 'Backups', path: '/backups', matches: (location: string) => location.startsWith('/backups') },
-  { name: 'Startup', path: '/startup', matches: (location: string) => location.startsWith('/startup') },
-  { name: 'Settings', path: '/settings', matches: (location: string) => location.startsWith('/settings') },
+const SECTIONS: Section[] = [
+  { name: 'Console', path: '/' },
+  { name: 'Files', path: '/files', permission: 'file.read' },
+  { name: 'Databases', path: '/databases', permission: 'database.read' },
+  { name: 'Schedules', path: '/schedules', permission: 'schedule.read' },
+  { name: 'Users', path: '/users', permission: 'user.read' },
+  { name: 'Backups', path: '/backups', permission: 'backup.read' },
+  { name: 'Network', path: '/network', permission: 'allocation.read' },
+  { name: 'Startup', path: '/startup', permission: 'startup.read' },
+  { name: 'Settings', path: '/settings' },
+  { name: 'Activity', path: '/activity', permission: 'activity.read' },
 ];
+
+const isCurrent = (section: Section, location: string) =>
+  section.path === '/' ? location === '/' || location === '' : location.startsWith(section.path);
 
 const STATUS_NOTES: Record<string, string> = {
   installing: 'This server is installing: changes are refused until it is done.',
@@ -45,7 +60,7 @@ export function ServerPage({ id }: { id: string }) {
   const [location] = useLocation();
   const server = useQuery({
     queryKey: serverKey(id),
-    queryFn: ({ signal }) => get<Server>(`/api/client/servers/${encodeURIComponent(id)}`, signal),
+    queryFn: ({ signal }) => get<Server>(serverUrl(id), signal),
     // While a restore runs, its end is seen here (the backups page shows the progress).
     refetchInterval: (query) => (query.state.data?.attributes.status === 'restoring_backup' ? 1_000 : false),
   });
@@ -54,7 +69,7 @@ export function ServerPage({ id }: { id: string }) {
   useSocketState(socket);
   const resources = useQuery({
     queryKey: ['resources', id],
-    queryFn: ({ signal }) => get<{ attributes: Resources }>(`/api/client/servers/${encodeURIComponent(id)}/resources`, signal),
+    queryFn: ({ signal }) => get<{ attributes: Resources }>(serverUrl(id, 'resources'), signal),
     enabled: server.isSuccess && !suspended,
   });
   const [liveState, setLiveState] = useState<string | null>(null);
@@ -85,19 +100,21 @@ export function ServerPage({ id }: { id: string }) {
       </div>
       {attributes.status && <p class="notice">{STATUS_NOTES[attributes.status] ?? `Status: ${attributes.status}`}</p>}
       <nav class="tabs" aria-label="Server sections">
-        {SECTIONS.map((section) => {
-          const current = section.matches(location);
-          return (
-            <Link
-              key={section.name}
-              href={section.path}
-              class={current ? 'tab current' : 'tab'}
-              aria-current={current ? 'page' : undefined}
-            >
-              {section.name}
-            </Link>
-          );
-        })}
+        {SECTIONS.filter((section) => !section.permission || !permissions.known || permissions.can(section.permission)).map(
+          (section) => {
+            const current = isCurrent(section, location);
+            return (
+              <Link
+                key={section.name}
+                href={section.path}
+                class={current ? 'tab current' : 'tab'}
+                aria-current={current ? 'page' : undefined}
+              >
+                {section.name}
+              </Link>
+            );
+          },
+        )}
       </nav>
       <Suspense fallback={<Loading what="the section" />}>
         <Switch>
@@ -112,6 +129,9 @@ export function ServerPage({ id }: { id: string }) {
           <Route path="/activity" component={ActivitySection} />
           <Route path="/backups" component={BackupsSection} />
           <Route path="/startup" component={StartupSection} />
+          <Route path="/users" component={UsersSection} />
+          <Route path="/network" component={NetworkSection} />
+          <Route path="/databases" component={DatabasesSection} />
           <Route path="/settings" component={SettingsSection} />
           <Route>
             <p>

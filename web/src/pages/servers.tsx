@@ -1,16 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter-preact';
 import { get } from '../api/client';
-import type { List, Server, ServerAttributes } from '../api/types';
+import { serversQuery } from '../api/servers';
+import type { ServerAttributes } from '../api/types';
 import { ErrorText, Loading } from '../components/ui';
 import { bytes } from '../lib/format';
-
-export const serversUrl = '/api/client?per_page=100';
-
-export const serversQuery = {
-  queryKey: ['servers'],
-  queryFn: ({ signal }: { signal: AbortSignal }) => get<List<Server>>(serversUrl, signal),
-};
 
 const STATUS_LABELS: Record<string, string> = {
   installing: 'Installing',

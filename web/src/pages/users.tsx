@@ -1,0 +1,4 @@
+/** The server's Users section: not built yet (issue 21). */
+export function UsersSection() {
+  return <h2>Users</h2>;
+}
