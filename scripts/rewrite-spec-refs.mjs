@@ -8,7 +8,8 @@
 //   node scripts/rewrite-spec-refs.mjs [--dry-run] [--root DIR] [DIR ...]
 //
 // --root: the tree to rewrite (default: this checkout). DIRs: the folders in
-// it (default: src test web bench scripts .ci). Prints the number of
+// it (default: src test web bench scripts .ci), or single files. In a Markdown
+// file a citation becomes a link relative to it. Prints the number of
 // citations rewritten and of files changed. A section the map lacks stops the
 // script before anything is written.
 import fs from 'node:fs';
@@ -44,16 +45,30 @@ function known(sections, section) {
   return sections.has(section) || sections.has(section.split('.')[0]);
 }
 
-function lookup(sections, section, where) {
+function lookupTarget(sections, section, where) {
   const found = sections.get(section) ?? sections.get(section.split('.')[0]);
   if (!found) throw new Error(`${where}: SPEC ${section} is not in ${MAP_FILE}`);
   return found;
+}
+
+/**
+ * How a target is written in `relativePath`: as it is in code, and in a
+ * Markdown file as a link relative to that file (`SPEC 13` in docs/SFTP.md
+ * becomes `[network-and-allocations](reference/network-and-allocations.md)`).
+ */
+function cite(target, relativePath) {
+  if (!relativePath.endsWith('.md')) return target;
+  const [file, hash] = target.split('#');
+  const link = path.posix.relative(path.posix.dirname(relativePath), file) + (hash ? `#${hash}` : '');
+  const name = path.posix.basename(file, '.md') + (hash ? `#${hash}` : '');
+  return `[${name}](${link})`;
 }
 
 export function rewrite(text, relativePath, map) {
   let count = 0;
   let out = text.replace(SPEC_CITATION, (_whole, first, rest) => {
     count++;
+    const lookup = (sections, section, where) => cite(lookupTarget(sections, section, where), relativePath);
     let replaced = lookup(map.sections, first, relativePath);
     // Keep the separators as written; a number that is no section (`SPEC 10, 30 s`) ends the list.
     const tail = /^(, ?| and | or |\/)(\d+(?:\.\d+)?)/;
@@ -68,8 +83,8 @@ export function rewrite(text, relativePath, map) {
   const cliFile = /^(src|test)\/cli\//.test(relativePath);
   out = out.replace(CONTRACT_CITATION, (_whole, heading) => {
     count++;
-    if (heading && map.contract.has(heading)) return map.contract.get(heading);
-    return cliFile ? 'docs/reference/cli.md' : 'docs/reference/configuration.md';
+    if (heading && map.contract.has(heading)) return cite(map.contract.get(heading), relativePath);
+    return cite(cliFile ? 'docs/reference/cli.md' : 'docs/reference/configuration.md', relativePath);
   });
   return { text: out, count };
 }
@@ -98,7 +113,8 @@ function main(argv) {
   const changes = [];
   let citations = 0;
   for (const dir of dirs.length > 0 ? dirs : DEFAULT_DIRS) {
-    for (const file of files(path.join(root, dir))) {
+    const target = path.join(root, dir);
+    for (const file of fs.existsSync(target) && fs.statSync(target).isFile() ? [target] : files(target)) {
       const before = fs.readFileSync(file, 'utf8');
       const relativePath = path.relative(root, file).split(path.sep).join('/');
       const { text, count } = rewrite(before, relativePath, map);

@@ -44,4 +44,13 @@ describe('SPEC-MAP.md', () => {
     expect(rewrite('(CONTRACT.md)', 'test/cli/x.test.ts', map).text).toBe('(docs/reference/cli.md)');
     expect(() => rewrite('SPEC 99', 'src/x.ts', map)).toThrow(/SPEC 99 is not in/);
   });
+
+  it('writes a Markdown file’s citations as links relative to it', () => {
+    expect(rewrite('(SPEC 13); SPEC 1.2 and CONTRACT.md', 'docs/SFTP.md', map).text).toBe(
+      '([network-and-allocations](reference/network-and-allocations.md)); [api#errors](reference/api.md#errors) and [configuration](reference/configuration.md)',
+    );
+    expect(rewrite('SPEC 13', 'README.md', map).text).toBe(
+      '[network-and-allocations](docs/reference/network-and-allocations.md)',
+    );
+  });
 });
