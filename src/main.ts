@@ -12,6 +12,8 @@ import type { DatabaseHandle } from './db/database.js';
 import { startActivityPruner } from './modules/activity/activity.pruner.js';
 import { recoverFileOperations, startFileOperationRecovery } from './modules/backups/backups.recovery.js';
 import { recoverInstalls } from './modules/installs/install.recovery.js';
+import { recoverDatabaseCreations, startDatabaseCreationRecovery } from './modules/databases/databases.recovery.js';
+import { loadAppKey } from './app-key.js';
 import { schedulesChangedNotifier } from './timing/wakeup.js';
 import { startScheduler, type SchedulerHandle } from './scheduler/scheduler.js';
 import { startSftpServer, type RunningSftpServer } from './modules/sftp/sftp.server.js';
@@ -60,6 +62,9 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   await recoverFileOperations({ db: database.db, clock, daemon }, logger);
   // Installs a dead instance left `installing` (docs/reference/eggs-and-installs.md): ended, marked `install_failed`.
   await recoverInstalls({ db: database.db, clock, daemon }, logger);
+  // Databases a dead instance created on a host without writing their row (docs/DATABASES.md): dropped there.
+  const databaseRecovery = { db: database.db, clock, appKey: loadAppKey(config.dataDir, { APP_KEY: config.appKey }) };
+  await recoverDatabaseCreations(databaseRecovery, logger);
   const jobs = new BackgroundJobs(logger);
   // One for the process: backups the scheduler runs reach the API's live consoles too (docs/reference/power-and-console.md#websocket).
   const serverEvents = new ServerEvents((err) => logger.error({ err }, 'a server event listener failed'));
@@ -70,6 +75,7 @@ export async function startService(deps: ServiceDeps, options: ServiceOptions): 
   let sftp: RunningSftpServer | undefined;
   const extras: Stoppable[] = [
     startFileOperationRecovery({ db: database.db, clock, daemon }, logger),
+    startDatabaseCreationRecovery(databaseRecovery, logger),
     // Before any start, so no out-of-memory kill of this instance's servers goes unlogged.
     { stop: recordProcessEvents({ db: database.db, clock, daemon }, logger) },
   ];

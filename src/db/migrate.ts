@@ -14,6 +14,7 @@ import { allocationsMigration } from './migrations/008_allocations.js';
 import { serverUidInodesMigration } from './migrations/009_server_uid_inodes.js';
 import { eggsMigration } from './migrations/010_eggs.js';
 import { accountsDatabasesMigration } from './migrations/011_accounts_databases.js';
+import { databaseCreationsMigration } from './migrations/012_database_creations.js';
 
 /** Every migration, in order. Each is written once for both databases. */
 function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
@@ -29,6 +30,7 @@ function migrationsFor(handle: DatabaseHandle): Record<string, Migration> {
     '009_server_uid_inodes': serverUidInodesMigration(handle.dialect),
     '010_eggs': eggsMigration(handle.dialect),
     '011_accounts_databases': accountsDatabasesMigration(handle.dialect),
+    '012_database_creations': databaseCreationsMigration(handle.dialect),
   };
 }
 

@@ -375,6 +375,24 @@ export interface ServerDatabaseTable {
   updated_at: Millis;
 }
 
+/**
+ * A server database being created on its host (migration 012): committed before
+ * the host's CREATE, deleted with the `server_databases` insert; what a dead
+ * instance leaves is dropped on the host by the recovery pass.
+ */
+export interface DatabaseCreationTable {
+  id: Id;
+  server_id: number;
+  database_host_id: number;
+  database: string;
+  username: string;
+  remote: string;
+  /** The creating instance (src/instance.ts). */
+  owner: string;
+  lease_expires_at: Millis;
+  created_at: Millis;
+}
+
 /** A number raised on every change to the named table (migration 004), what caches check. */
 export interface ChangeGenerationTable {
   name: string;
@@ -407,6 +425,7 @@ export interface Tables {
   user_activity: UserActivityTable;
   database_hosts: DatabaseHostTable;
   server_databases: ServerDatabaseTable;
+  database_creations: DatabaseCreationTable;
 }
 
 /** A user as the rest of the code sees one: the password hash never travels with it. */

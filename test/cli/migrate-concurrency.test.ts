@@ -39,6 +39,7 @@ describeEachDialect('migrating one fresh database from several processes at once
         '009_server_uid_inodes',
         '010_eggs',
         '011_accounts_databases',
+        '012_database_creations',
       ]);
     }
   }, 60_000);

@@ -128,6 +128,25 @@ export async function checkHost(host: HostCredentials): Promise<void> {
   );
 }
 
+/** Whether a database of this name exists on the host (one the panel does not know: an orphan). */
+export async function remoteDatabaseExists(host: HostCredentials, database: string): Promise<boolean> {
+  if (host.engine === 'mysql') {
+    return withMysql(
+      host,
+      async (conn) => {
+        const [rows] = await conn.query('SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [database]);
+        return (rows as unknown[]).length > 0;
+      },
+      [],
+    );
+  }
+  return withPg(
+    host,
+    async (client) => (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database])).rows.length > 0,
+    [],
+  );
+}
+
 /** Creates the database and its user; on a failure, whatever it created is dropped again before it throws. */
 export async function createRemoteDatabase(host: HostCredentials, db: RemoteDatabase): Promise<void> {
   // What exists by now: only that is dropped on a failure (never a database that was there before).

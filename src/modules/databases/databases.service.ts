@@ -2,12 +2,15 @@ import { randomInt } from 'node:crypto';
 import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
 import type { ServerRow } from '../../db/schema.js';
+import { crashPoint } from '../../crash-point.js';
 import { HttpError, ValidationError, notFound } from '../../http/errors.js';
+import { processInstance } from '../../instance.js';
 import { openSecret, sealSecret, secretsKey } from '../../secrets.js';
 import { recordActivity, type Actor } from '../activity/activity.recorder.js';
 import {
   createRemoteDatabase,
   dropRemoteDatabase,
+  remoteDatabaseExists,
   HostError,
   setRemotePassword,
   type HostCredentials,
@@ -16,8 +19,11 @@ import { decodeDatabaseId } from './databases.ids.js';
 import {
   countDatabasesOfServer,
   countDatabasesPerHost,
+  databaseNameTaken,
+  deleteDatabaseCreation,
   deleteServerDatabase,
-  findDatabaseByName,
+  finishDatabaseCreation,
+  insertDatabaseCreation,
   findDatabaseHost,
   findDatabaseHosts,
   findDatabaseOfServer,
@@ -71,6 +77,14 @@ export function credentialsOf(deps: { appKey: Buffer }, host: DatabaseHostRow): 
   };
 }
 
+function nameTaken(): ValidationError {
+  return ValidationError.of('database', 'unique', 'The database name you have selected is already in use by this server.');
+}
+
+function noHost(): HttpError {
+  return new HttpError(503, 'NoSuitableDatabaseHostException', 'No database host is available to create this database on.');
+}
+
 function hostFailed(error: unknown): never {
   if (error instanceof HostError) {
     throw new HttpError(502, 'DatabaseHostException', 'The database host could not complete the request; try again later.');
@@ -109,10 +123,27 @@ async function pickHost(db: Queryable): Promise<DatabaseHostRow | undefined> {
 }
 
 /**
- * POST /databases: within one transaction holding the server's row, checks
- * the limit and the name, creates the database and user on the host, then
- * writes the row and its activity. If anything after the remote CREATE fails,
- * the remote database and user are dropped again (compensation).
+ * How long a creation's record protects it from the recovery pass of another
+ * machine (one on this machine sees at once that a dead creator is gone).
+ * Far above what the host's statements take (a 5 s connect timeout, then a
+ * few statements); a creator slower than this finds its record taken over
+ * and fails.
+ */
+export const DATABASE_CREATION_LEASE_MS = 60_000;
+
+/**
+ * POST /databases, in three steps so that a SIGKILL at any instant leaves
+ * nothing the recovery pass cannot clean (docs/DATABASES.md "Failures and
+ * crashes"):
+ *
+ * 1. one transaction holding the server's row checks the limit and the name
+ *    and commits a `database_creations` record (which counts against both);
+ * 2. the database and user are created on the host;
+ * 3. one transaction deletes the record and writes the row and its activity.
+ *
+ * A failure after step 1 drops what the host has and deletes the record. A
+ * crash leaves the record; the recovery pass drops its database and user on
+ * the host and deletes it.
  */
 export async function createServerDatabase(
   deps: DatabaseDeps,
@@ -122,40 +153,68 @@ export async function createServerDatabase(
 ): Promise<DatabaseView> {
   const name = remoteDatabaseName(server.id, input.database);
   const password = randomDatabasePassword();
-  let created: { host: DatabaseHostRow; username: string } | undefined;
+  const owner = processInstance().id;
+  // Before anything is recorded: a database of this name already on the host (an orphan the panel does not
+  // know) is refused and never touched, so the recovery pass's DROP ... IF EXISTS can only meet what we made.
+  // The panel's own name first (checked again under the lock): a name in use is a 422, not the host's orphan.
+  if (await databaseNameTaken(deps.db, server.id, name)) throw nameTaken();
+  const chosen = await pickHost(deps.db);
+  if (!chosen) throw noHost();
+  if (await remoteDatabaseExists(credentialsOf(deps, chosen), name).catch(hostFailed)) {
+    throw new HttpError(
+      502,
+      'DatabaseHostException',
+      'The database host already has a database of this name; ask an administrator.',
+    );
+  }
+  const { creation, host } = await deps.db.transaction().execute(async (trx) => {
+    const current = await lockServerForDatabases(trx, server.id);
+    if (!current) throw notFound();
+    if ((await countDatabasesOfServer(trx, server.id)) >= current.database_limit) {
+      throw new HttpError(
+        400,
+        'TooManyDatabasesException',
+        'Operation aborted: creating a new database would put this server over the defined limit.',
+      );
+    }
+    if (await databaseNameTaken(trx, server.id, name)) throw nameTaken();
+    // The host checked above, unless it filled up meanwhile.
+    const host = await pickHost(trx);
+    if (!host || host.id !== chosen.id) throw noHost();
+    const now = deps.clock.now();
+    const creation = await insertDatabaseCreation(trx, {
+      server_id: server.id,
+      database_host_id: host.id,
+      database: name,
+      username: `u${server.id}_${randomFrom(LETTERS + DIGITS, 10)}`,
+      remote: input.remote,
+      owner,
+      lease_expires_at: now + DATABASE_CREATION_LEASE_MS,
+      created_at: now,
+    });
+    return { creation, host };
+  });
+  crashPoint('database-creation-recorded');
+  const remote = { database: name, username: creation.username, remote: input.remote };
   try {
+    await createRemoteDatabase(credentialsOf(deps, host), { ...remote, password, maxConnections: 0 });
+  } catch (error) {
+    // createRemoteDatabase dropped what it had made (never what was there before): only the record is left.
+    await deleteDatabaseCreation(deps.db, creation.id).catch(() => undefined);
+    return hostFailed(error);
+  }
+  try {
+    crashPoint('database-created-on-host');
     return await deps.db.transaction().execute(async (trx) => {
-      const current = await lockServerForDatabases(trx, server.id);
-      if (!current) throw notFound();
-      if ((await countDatabasesOfServer(trx, server.id)) >= current.database_limit) {
-        throw new HttpError(
-          400,
-          'TooManyDatabasesException',
-          'Operation aborted: creating a new database would put this server over the defined limit.',
-        );
+      if (!(await finishDatabaseCreation(trx, creation.id, owner))) {
+        throw new HttpError(502, 'DatabaseHostException', 'The database host took too long to create the database; try again.');
       }
-      if (await findDatabaseByName(trx, server.id, name)) {
-        throw ValidationError.of('database', 'unique', 'The database name you have selected is already in use by this server.');
-      }
-      const host = await pickHost(trx);
-      if (!host) {
-        throw new HttpError(503, 'NoSuitableDatabaseHostException', 'No database host is available to create this database on.');
-      }
-      const username = `u${server.id}_${randomFrom(LETTERS + DIGITS, 10)}`;
-      await createRemoteDatabase(credentialsOf(deps, host), {
-        database: name,
-        username,
-        password,
-        remote: input.remote,
-        maxConnections: 0,
-      }).catch(hostFailed);
-      created = { host, username };
       const now = deps.clock.now();
       const row = await insertServerDatabase(trx, {
         server_id: server.id,
         database_host_id: host.id,
         database: name,
-        username,
+        username: creation.username,
         remote: input.remote,
         password: sealSecret(secretsKey(deps.appKey), password),
         max_connections: 0,
@@ -172,13 +231,13 @@ export async function createServerDatabase(
       return { row, host };
     });
   } catch (error) {
-    if (created) {
-      await dropRemoteDatabase(credentialsOf(deps, created.host), {
-        database: name,
-        username: created.username,
-        remote: input.remote,
-      }).catch(() => undefined);
-    }
+    // Compensation for what we created: the host's objects first (idempotent), then the record, so that a
+    // crash in between still leaves the record for the recovery pass.
+    const dropped = await dropRemoteDatabase(credentialsOf(deps, host), remote).then(
+      () => true,
+      () => false,
+    );
+    if (dropped) await deleteDatabaseCreation(deps.db, creation.id).catch(() => undefined);
     throw error;
   }
 }
