@@ -28,7 +28,7 @@ export function EmailCard() {
           );
         }}
       >
-        <p class="muted">
+        <p class="muted email-now">
           Now <strong>{user.email}</strong>.
         </p>
         <label>

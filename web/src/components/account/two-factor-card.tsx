@@ -14,58 +14,46 @@ export function TwoFactorCard() {
   const start = useStartTwoFactorSetup();
   // Held here, not in the set-up form: the form goes once two-factor is on, the tokens it answered stay.
   const enable = useEnableTwoFactor();
+  const closeSetup = () => {
+    enable.reset();
+    start.reset();
+  };
 
   let body;
-  if (enable.data) {
-    body = (
-      <RecoveryTokens
-        tokens={enable.data}
-        onClose={() => {
-          enable.reset();
-          start.reset();
-        }}
-      />
-    );
-  } else if (enabled.isPending) {
-    body = <Loading what="the two-factor state" />;
-  } else if (enabled.data === true) {
-    body = <TurnOff />;
-  } else if (start.data) {
-    body = (
-      <TwoFactorSetup
-        setup={start.data}
-        enable={enable}
-        onCancel={() => {
-          enable.reset();
-          start.reset();
-        }}
-      />
-    );
-  } else {
-    body = (
-      <>
-        <p>
-          Two-factor authentication is <strong>off</strong>. With it on, signing in also asks for a code from an authenticator app
-          on your phone.
-        </p>
-        <ErrorText error={start.error} />
-        <div class="actions">
-          <button type="button" class="primary" disabled={start.isPending} onClick={() => start.mutate()}>
-            Set up two-factor
-          </button>
-        </div>
-      </>
-    );
-  }
+  if (enabled.isPending) body = <Loading what="the two-factor state" />;
+  else if (enabled.data === true) body = <TurnOff />;
+  else if (start.data) body = <TwoFactorSetup setup={start.data} enable={enable} onCancel={closeSetup} />;
+  else body = <TurnOn start={start} />;
 
   return (
     <section aria-labelledby="two-factor-title">
       <h2 id="two-factor-title">Two-factor authentication</h2>
-      <div class="card stack">
-        <ErrorText error={enabled.error} />
-        {body}
-      </div>
+      {enable.data ? (
+        <RecoveryTokens tokens={enable.data} onClose={closeSetup} />
+      ) : (
+        <div class="card stack two-factor-state">
+          <ErrorText error={enabled.error} />
+          {body}
+        </div>
+      )}
     </section>
+  );
+}
+
+function TurnOn({ start }: { start: ReturnType<typeof useStartTwoFactorSetup> }) {
+  return (
+    <>
+      <p>
+        Two-factor authentication is <strong>off</strong>. With it on, signing in also asks for a code from an authenticator app
+        on your phone.
+      </p>
+      <ErrorText error={start.error} />
+      <div class="actions">
+        <button type="button" class="primary" disabled={start.isPending} onClick={() => start.mutate()}>
+          Set up two-factor
+        </button>
+      </div>
+    </>
   );
 }
 
