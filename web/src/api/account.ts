@@ -107,7 +107,7 @@ type ActivityList = List<{ attributes: AccountActivityEntry }> & {
   meta: { pagination: { total: number; current_page: number; total_pages: number } };
 };
 
-export const ACTIVITY_PER_PAGE = 10;
+const ACTIVITY_PER_PAGE = 10;
 
 export function useAccountActivity(page: number) {
   return useQuery({
@@ -125,8 +125,8 @@ export function useAccountActivity(page: number) {
  * Whether two-factor is on. Neither the session's user nor GET /account says
  * (Pterodactyl puts `use_totp` in the page's boot data, which Quetzal has not);
  * every account event names the caller as they are now, with `2fa_enabled`, and
- * the account has at least the sign-in that opened this session. Undefined when
- * the log is empty: the page then offers set-up, which answers 400 if it is on.
+ * the account has at least the sign-in that opened this session. Null when the
+ * log is empty: the page then offers set-up, which answers 400 if it is on.
  */
 export function useTwoFactorEnabled() {
   return useQuery({
