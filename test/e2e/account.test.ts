@@ -70,11 +70,14 @@ describe('the web console: sign-in, servers and account', () => {
     expect(await sections.getByRole('link').allTextContents()).toEqual([
       'Console',
       'Files',
+      'Databases',
       'Schedules',
-      'Activity',
+      'Users',
       'Backups',
+      'Network',
       'Startup',
       'Settings',
+      'Activity',
     ]);
     expect(errors).toEqual([]);
     await context.close();

@@ -72,6 +72,7 @@ const TEXT: Record<string, string> = {
   'auth:checkpoint': 'Asked for a two-factor code',
   'auth:token': 'Signed in with a two-factor code',
   'auth:recovery-token': 'Signed in with a recovery code',
+  'auth:sftp.fail': 'An SFTP sign-in with a wrong password failed',
   'user:account.email-changed': 'Changed the account email',
   'user:account.password-changed': 'Changed the account password',
   'user:api-key.create': 'Created an API key',
