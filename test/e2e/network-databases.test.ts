@@ -39,10 +39,15 @@ interface DatabaseAttributes {
   relationships?: { password: { attributes: { password: string } | null } };
 }
 
-async function api<T>(url: string, method = 'GET'): Promise<T> {
+async function api<T>(url: string, method = 'GET', body?: unknown): Promise<T> {
   const res = await fetch(`${svc.base}/api/client${url}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+    headers: {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   expect(res.status, `${method} ${url}`).toBeLessThan(300);
   return (res.status === 204 ? undefined : await res.json()) as T;
@@ -116,6 +121,10 @@ beforeAll(async () => {
     '2',
   ]);
   await svc.cli(['database-host:add', '--name', HOST_NAME, '--url', 'mysql://root:@127.0.0.1:3306']);
+  // A subuser who may look but not change, nor see passwords.
+  await svc.user('omar', 'omar-password-1');
+  for (const server of [networkServer, databaseServer])
+    await svc.cli(['subuser:add', '--server', server.uuid, '--user', 'omar', '--permissions', 'allocation.read,database.read']);
 });
 
 afterAll(async () => {
@@ -165,9 +174,9 @@ describe('the web console: network', () => {
     await eventually(async () => (await allocations()).find((a) => a.port === addedPort)?.notes === 'Query port');
     await auditPage(page, 'network');
 
-    await second.getByRole('button', { name: `Make 127.0.0.1:${addedPort} primary` }).click();
+    await second.getByRole('button', { name: `Make primary 127.0.0.1:${addedPort}` }).click();
     await second.getByText('Primary').waitFor();
-    await first.getByRole('button', { name: `Make 127.0.0.1:${firstPort} primary` }).waitFor();
+    await first.getByRole('button', { name: `Make primary 127.0.0.1:${firstPort}` }).waitFor();
     expect((await allocations()).find((a) => a.is_default)?.port).toBe(addedPort);
     // The primary has no Remove.
     expect(await second.getByRole('button', { name: /Remove/ }).count()).toBe(0);
@@ -203,16 +212,10 @@ describe('the web console: databases', () => {
     await page.getByText('This server has no databases yet.').waitFor();
     const create = page.getByRole('button', { name: 'New database' });
 
-    // The API's refusal is shown in the dialog, beside the form.
     await create.click();
     const form = page.getByRole('dialog', { name: 'New database' });
     await form.getByRole('textbox', { name: 'Database name' }).fill(`main_${run}`);
     expect(await form.getByRole('textbox', { name: 'Connections from' }).inputValue()).toBe('%');
-    await form.getByRole('textbox', { name: 'Connections from' }).fill('nowhere');
-    await form.getByRole('textbox', { name: 'Connections from' }).evaluate('(input) => { input.removeAttribute("pattern"); }');
-    await form.getByRole('button', { name: 'Create database' }).click();
-    await form.getByRole('alert').waitFor();
-    await form.getByRole('textbox', { name: 'Connections from' }).fill('%');
     await form.getByRole('button', { name: 'Create database' }).click();
     await form.waitFor({ state: 'hidden' });
 
@@ -247,8 +250,12 @@ describe('the web console: databases', () => {
     await details.getByRole('button', { name: 'Close' }).click();
     await details.waitFor({ state: 'hidden' });
 
-    // A second one reaches the limit of 2: the button is disabled, with the reason.
+    // The API's refusal (a name the server has already) is shown in the dialog, beside the form.
     await create.click();
+    await form.getByRole('textbox', { name: 'Database name' }).fill(`main_${run}`);
+    await form.getByRole('button', { name: 'Create database' }).click();
+    await form.getByRole('alert').getByText('The database name you have selected is already in use by this server.').waitFor();
+    // A second one reaches the limit of 2: the button is disabled, with the reason.
     await form.getByRole('textbox', { name: 'Database name' }).fill(`logs_${run}`);
     await form.getByRole('button', { name: 'Create database' }).click();
     await form.waitFor({ state: 'hidden' });
@@ -273,6 +280,42 @@ describe('the web console: databases', () => {
     expect(await databases()).toEqual([]);
     await page.getByText('This server has no databases yet.').waitFor();
     expect(await create.isDisabled()).toBe(false);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('the web console: what a subuser may only read', () => {
+  it('shows allocations and databases without the controls or the password', async () => {
+    const created = await api<{ attributes: DatabaseAttributes }>(`/servers/${databaseServer.identifier}/databases`, 'POST', {
+      database: `seen_${run}`,
+      remote: '%',
+    });
+    const { page, errors } = await newPage(browser);
+    await signIn(page, svc.base, 'omar', 'omar-password-1', `/server/${databaseServer.identifier}/databases`);
+    const name = created.attributes.name;
+    await page.getByRole('button', { name: `Details of database ${name}` }).click();
+    const details = page.getByRole('dialog', { name: 'Database connection details' });
+    await details.getByText("You may not see this database's password.").waitFor();
+    expect(await details.getByRole('textbox', { name: 'Password', exact: true }).count()).toBe(0);
+    expect(await details.getByRole('textbox', { name: 'JDBC connection string' }).inputValue()).toBe(
+      `jdbc:mysql://${created.attributes.username}@127.0.0.1:3306/${name}`,
+    );
+    expect(await details.getByRole('button', { name: 'Rotate password' }).isDisabled()).toBe(true);
+    await details.getByRole('button', { name: 'Close' }).click();
+    expect(await page.getByRole('button', { name: `Delete database ${name}` }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'New database' }).isDisabled()).toBe(true);
+    await page.getByText('You may not create databases on this server.').waitFor();
+
+    await page.getByRole('link', { name: 'Network' }).click();
+    await page.getByText('This server has no allocations: it publishes no port.').waitFor();
+    await page.goto(`${svc.base}/server/${networkServer.identifier}/network`);
+    const row = page.getByRole('listitem').filter({ has: page.getByText('Primary') });
+    expect(await row.getByRole('textbox').isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Create allocation' }).isDisabled()).toBe(true);
+    await page.getByText('You may not add allocations to this server.').waitFor();
+
+    await api(`/servers/${databaseServer.identifier}/databases/${created.attributes.id}`, 'DELETE');
+    expect(await schemaExists(name)).toBe(false);
     expect(errors).toEqual([]);
   });
 });

@@ -71,7 +71,7 @@ function DetailsBody({ database, onClose }: { database: ServerDatabase; onClose(
           {password !== null && <ReadOnlyField label="Password" value={password} />}
         </>
       )}
-      <ReadOnlyField label="JDBC connection string" value={connectionStringOf(database, password)} />
+      <ReadOnlyField label="JDBC connection string" value={connectionStringOf(database, password)} multiline />
       <ErrorText error={rotate.error} />
       <div class="actions">
         {rotate.isSuccess && !rotate.isPending && (
@@ -86,7 +86,8 @@ function DetailsBody({ database, onClose }: { database: ServerDatabase; onClose(
         >
           Rotate password
         </button>
-        <button type="button" class="primary" onClick={onClose}>
+        {/* Focused on opening, rather than the first field (whose text would be selected). */}
+        <button type="button" class="primary" autoFocus onClick={onClose}>
           Close
         </button>
       </div>
@@ -94,12 +95,17 @@ function DetailsBody({ database, onClose }: { database: ServerDatabase; onClose(
   );
 }
 
-/** A value to read and copy: a read-only input, so it is selectable and labelled. */
-function ReadOnlyField({ label, value }: { label: string; value: string }) {
+/** A value to read and copy: a read-only input (a text area when long), so it is selectable and labelled. */
+function ReadOnlyField({ label, value, multiline = false }: { label: string; value: string; multiline?: boolean }) {
+  const select = (event: { currentTarget: HTMLInputElement | HTMLTextAreaElement }) => event.currentTarget.select();
   return (
     <label>
       {label}
-      <input class="mono" readOnly value={value} onFocus={(event) => event.currentTarget.select()} />
+      {multiline ? (
+        <textarea class="mono read-only-value" readOnly rows={3} value={value} onFocus={select} />
+      ) : (
+        <input class="mono" readOnly value={value} onFocus={select} />
+      )}
     </label>
   );
 }

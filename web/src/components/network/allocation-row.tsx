@@ -37,7 +37,7 @@ export function AllocationRow({ allocation, removeBlocked, onRemove }: Allocatio
           <>
             <button
               type="button"
-              aria-label={`Make ${name} primary`}
+              aria-label={`Make primary ${name}`}
               disabled={!permissions.can('allocation.update') || makePrimary.isPending}
               onClick={() => makePrimary.mutate(allocation.id)}
             >
