@@ -194,13 +194,21 @@ describe('the web console: network', () => {
     expect(errors).toEqual([]);
   });
 
-  it('says why a server without a database limit cannot have databases', async () => {
+  it('says why a limit of 0 allows no databases, and no allocations', async () => {
     const { page, errors } = await newPage(browser);
     await signIn(page, svc.base, 'nadia', 'nadia-password-1', `/server/${networkServer.identifier}/databases`);
     await page.getByText('Databases cannot be created for this server.').waitFor();
     const create = page.getByRole('button', { name: 'New database' });
     expect(await create.isDisabled()).toBe(true);
     await page.locator('#create-database-reason').getByText('This server cannot have databases.').waitFor();
+
+    await page.goto(`${svc.base}/server/${databaseServer.identifier}/network`);
+    await page.getByText('This server has no allocations: it publishes no port.').waitFor();
+    expect(await page.getByRole('button', { name: 'Create allocation' }).isDisabled()).toBe(true);
+    await page
+      .locator('#create-allocation-reason')
+      .getByText("This server's allocation limit is 0: allocations cannot be added or removed here.")
+      .waitFor();
     expect(errors).toEqual([]);
   });
 });
@@ -306,8 +314,6 @@ describe('the web console: what a subuser may only read', () => {
     expect(await page.getByRole('button', { name: 'New database' }).isDisabled()).toBe(true);
     await page.getByText('You may not create databases on this server.').waitFor();
 
-    await page.getByRole('link', { name: 'Network' }).click();
-    await page.getByText('This server has no allocations: it publishes no port.').waitFor();
     await page.goto(`${svc.base}/server/${networkServer.identifier}/network`);
     const row = page.getByRole('listitem').filter({ has: page.getByText('Primary') });
     expect(await row.getByRole('textbox').isDisabled()).toBe(true);

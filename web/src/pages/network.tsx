@@ -22,8 +22,6 @@ export function NetworkSection() {
   if (allocations.isPending) return <Loading what="the allocations" />;
   if (allocations.isError) return <ErrorText error={allocations.error} />;
   const list = allocations.data;
-  // The API refuses removals while the limit is 0: what the admin gave, the server keeps.
-  const removeBlocked = limit === 0 ? 'Allocations cannot be removed from this server: its allocation limit is 0.' : null;
   return (
     <section aria-labelledby="network-title">
       <div class="section-head">
@@ -38,7 +36,7 @@ export function NetworkSection() {
             <AllocationRow
               key={allocation.id}
               allocation={allocation}
-              removeBlocked={removeBlocked}
+              removeBlocked={limit === 0}
               onRemove={(chosen) => {
                 remove.reset();
                 setRemoving(chosen);

@@ -7,11 +7,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { allocationName, useMakeAllocationPrimary, useSetAllocationNotes, type Allocation } from '../../api/network';
 import { useServer } from '../../lib/server-context';
 import { ErrorText } from '../ui';
+import { ALLOCATION_REASON_ID } from './create-allocation';
 
 interface AllocationRowProps {
   allocation: Allocation;
-  /** Why Remove is refused before asking (the server's limit is 0), or null. */
-  removeBlocked: string | null;
+  /** Remove is refused before asking (the server's allocation limit is 0; the footer says so). */
+  removeBlocked: boolean;
   onRemove(allocation: Allocation): void;
 }
 
@@ -47,8 +48,8 @@ export function AllocationRow({ allocation, removeBlocked, onRemove }: Allocatio
               type="button"
               class="danger"
               aria-label={`Remove allocation ${name}`}
-              title={removeBlocked ?? undefined}
-              disabled={!permissions.can('allocation.delete') || removeBlocked !== null}
+              aria-describedby={removeBlocked ? ALLOCATION_REASON_ID : undefined}
+              disabled={!permissions.can('allocation.delete') || removeBlocked}
               onClick={() => onRemove(allocation)}
             >
               Remove
