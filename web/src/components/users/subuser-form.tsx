@@ -6,6 +6,7 @@
  * shown beside the Save button.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../../api/client';
 import {
   IMPLICIT_PERMISSION,
   useAddSubuser,
@@ -66,6 +67,11 @@ function SubuserFormFields({
 
   const everyKey = Object.entries(catalogue).flatMap(([group, { keys }]) => Object.keys(keys).map((key) => `${group}.${key}`));
   const limited = everyKey.some((key) => key !== IMPLICIT_PERMISSION && !permissions.can(key));
+  // A field error (the API's 422 names its field) marks the email input; a new edit clears the last refusal.
+  const emailRejected = save.error instanceof ApiError && save.error.errors.some((error) => error.meta?.source_field === 'email');
+  const edited = () => {
+    if (save.isError) save.reset();
+  };
   const submit = (event: Event) => {
     event.preventDefault();
     const picked = [...selected];
@@ -87,8 +93,12 @@ function SubuserFormFields({
             autoComplete="off"
             value={email}
             required
-            aria-describedby="subuser-email-about"
-            onInput={(event) => setEmail(event.currentTarget.value)}
+            aria-invalid={emailRejected ? 'true' : undefined}
+            aria-describedby={emailRejected ? 'subuser-email-about subuser-form-error' : 'subuser-email-about'}
+            onInput={(event) => {
+              setEmail(event.currentTarget.value);
+              edited();
+            }}
           />
         </label>
       )}
@@ -104,11 +114,16 @@ function SubuserFormFields({
       <PermissionPicker
         catalogue={catalogue}
         selected={selected}
-        onChange={setSelected}
+        onChange={(next) => {
+          setSelected(next);
+          edited();
+        }}
         grantable={(key) => permissions.can(key)}
         readOnly={readOnly}
       />
-      <ErrorText error={save.error} />
+      <div id="subuser-form-error">
+        <ErrorText error={save.error} />
+      </div>
       <div class="actions">
         <button type="button" onClick={onClose}>
           {readOnly ? 'Close' : 'Cancel'}
