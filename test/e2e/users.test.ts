@@ -1,3 +1,4 @@
+import { generateSync } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { auditPage, launchBrowser, newPage, signIn, startConsoleService, type ConsoleService } from './helpers.js';
@@ -21,12 +22,13 @@ interface SubuserAttributes {
 let svc: ConsoleService;
 let browser: Browser;
 let server: { identifier: string };
+let emptyServer: { identifier: string };
 let ownerToken: string;
 
-async function api<T>(method: string, url: string, body?: unknown): Promise<T> {
+async function api<T>(method: string, url: string, body?: unknown, token = ownerToken): Promise<T> {
   const res = await fetch(`${svc.base}/api/client${url}`, {
     method,
-    headers: { authorization: `Bearer ${ownerToken}`, accept: 'application/json', 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json', 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   expect(res.status, `${method} ${url}`).toBeLessThan(300);
@@ -50,7 +52,13 @@ beforeAll(async () => {
   await svc.user('uma', 'uma-password-1');
   await svc.user('sam', 'sam-password-1');
   server = await svc.cli(['server:create', '--owner', 'olive', '--name', 'Shared world']);
+  emptyServer = await svc.cli(['server:create', '--owner', 'olive', '--name', 'Nobody else']);
   ({ token: ownerToken } = await svc.cli<{ token: string }>(['key:create', '--user', 'olive']));
+  // Sam turns two-factor on, which his row shows.
+  const { token: samToken } = await svc.cli<{ token: string }>(['key:create', '--user', 'sam']);
+  const setup = await api<{ data: { image_url_data: string } }>('GET', '/account/two-factor', undefined, samToken);
+  const secret = new URL(setup.data.image_url_data).searchParams.get('secret') ?? '';
+  await api('POST', '/account/two-factor', { code: generateSync({ secret }), password: 'sam-password-1' }, samToken);
   const users = `/servers/${server.identifier}/users`;
   await api('POST', users, { email: 'rita@example.com', permissions: ['user.read'] });
   await api('POST', users, { email: 'uma@example.com', permissions: ['user.read', 'user.create', 'control.console'] });
@@ -64,7 +72,9 @@ afterAll(async () => {
 describe('the web console: users', () => {
   it('the owner adds a subuser with two permissions, widens them with a select-all, and removes them', async () => {
     const { page, errors, context } = await newPage(browser);
-    await signIn(page, svc.base, 'olive', 'olive-password-1', `/server/${server.identifier}/users`);
+    await signIn(page, svc.base, 'olive', 'olive-password-1', `/server/${emptyServer.identifier}/users`);
+    await page.getByText('This server has no subusers yet.').waitFor();
+    await page.goto(`${svc.base}/server/${server.identifier}/users`);
     await subuserRow(page, 'rita@example.com').getByText('1 permission', { exact: true }).waitFor();
     // websocket.connect is not counted (Pterodactyl's count).
     await subuserRow(page, 'uma@example.com').getByText('3 permissions', { exact: true }).waitFor();
@@ -97,6 +107,9 @@ describe('the web console: users', () => {
     await screenshots(page, 'users-picker');
     await form.getByRole('button', { name: 'Add subuser' }).click();
     await subuserRow(page, 'sam@example.com').getByText('2 permissions', { exact: true }).waitFor();
+    await subuserRow(page, 'sam@example.com').getByText('2FA on').waitFor();
+    // The form closed: focus is back on the section, not lost.
+    await expect.poll(() => page.evaluate('document.activeElement?.id')).toBe('users-title');
     expect((await subusersByEmail())['sam@example.com']).toEqual(['control.console', 'file.read', 'websocket.connect']);
 
     await subuserRow(page, 'sam@example.com').getByRole('button', { name: 'Edit sam@example.com' }).click();

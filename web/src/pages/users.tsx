@@ -5,7 +5,7 @@
  * who hold them. Adding or editing shows the permission picker in place of
  * the list.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useSignedInUser } from '../api/session';
 import { useSubusers, type Subuser } from '../api/subusers';
 import { ErrorText, Loading } from '../components/ui';
@@ -23,12 +23,21 @@ export function UsersSection() {
   const [editing, setEditing] = useState<Editing | null>(null);
   // The session's user carries no uuid (Pterodactyl's AccountTransformer); emails are unique.
   const isSignedInUser = (subuser: Subuser) => subuser.email.toLowerCase() === user.email.toLowerCase();
+  // When the form closes, focus goes back to the section rather than to the page's start.
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const wasEditing = useRef(false);
+  useEffect(() => {
+    if (!editing && wasEditing.current) headingRef.current?.focus();
+    wasEditing.current = editing !== null;
+  }, [editing]);
 
   if (!canRead) return <p class="muted">You may not see this server's subusers.</p>;
   return (
     <section aria-labelledby="users-title">
       <div class="section-head">
-        <h2 id="users-title">Users</h2>
+        <h2 id="users-title" ref={headingRef} tabIndex={-1}>
+          Users
+        </h2>
         {!editing && permissions.can('user.create') && (
           <div class="actions">
             <button type="button" class="primary" onClick={() => setEditing({ kind: 'add' })}>
