@@ -44,17 +44,15 @@ export function SubuserForm({ subuser, readOnly = false, onClose }: SubuserFormP
   );
 }
 
-function SubuserFormFields({
-  catalogue,
-  heading,
-  subuser,
-  readOnly,
-  onClose,
-}: Required<Pick<SubuserFormProps, 'readOnly' | 'onClose'>> &
-  Pick<SubuserFormProps, 'subuser'> & {
-    catalogue: PermissionCatalogue;
-    heading: string;
-  }) {
+interface SubuserFormFieldsProps {
+  catalogue: PermissionCatalogue;
+  heading: string;
+  subuser: Subuser | undefined;
+  readOnly: boolean;
+  onClose(): void;
+}
+
+function SubuserFormFields({ catalogue, heading, subuser, readOnly, onClose }: SubuserFormFieldsProps) {
   const { id, permissions } = useServer();
   const add = useAddSubuser(id);
   const update = useUpdateSubuser(id);
