@@ -271,10 +271,15 @@ describeEachDatabase('sign-in', (database) => {
           first_name: '',
           last_name: '',
           language: 'en',
+          use_totp: false,
         },
         csrf_token: session.csrf,
       },
     });
+    // Two-factor's state, for the console's account page.
+    await h.deps.db.updateTable('users').set({ use_totp: 1 }).where('id', '=', user.id).execute();
+    const withTotp = await browserRequest(h, session, { method: 'GET', url: '/auth/session' });
+    expect(withTotp.json().data.user.use_totp).toBe(true);
     expect((await h.app.inject({ method: 'GET', url: '/auth/session' })).statusCode).toBe(401);
     const forged = await h.app.inject({
       method: 'GET',

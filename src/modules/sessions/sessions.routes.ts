@@ -103,7 +103,7 @@ export function registerSessionRoutes(
   routes.route({
     method: 'GET',
     url: '/auth/session',
-    schema: { summary: "The session cookie's user and CSRF token; 401 without a live session" },
+    schema: { summary: "The session cookie's user (with use_totp) and CSRF token; 401 without a live session" },
     handler: async (request, reply) => {
       const token = readCookie(request.headers.cookie, SESSION_COOKIE);
       const session = token === undefined ? null : await currentSession(deps.db, token, request.ip, deps.clock.now());
@@ -111,7 +111,13 @@ export function registerSessionRoutes(
         if (token !== undefined) clearCookies(reply);
         throw unauthenticated();
       }
-      return { data: { user: accountAttributes(session.auth.user), csrf_token: session.csrfToken } };
+      // `use_totp` as Pterodactyl's page data has it: the console's account page shows two-factor's state from it.
+      return {
+        data: {
+          user: { ...accountAttributes(session.auth.user), use_totp: session.auth.user.use_totp === 1 },
+          csrf_token: session.csrfToken,
+        },
+      };
     },
   });
 
