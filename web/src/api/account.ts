@@ -7,7 +7,7 @@
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { del, get, post, put, query } from './client';
-import { SESSION_KEY } from './session';
+import { SESSION_KEY, useSession } from './session';
 import type { ActivityEntry, ApiKey, Item, List } from './types';
 
 const ACCOUNT_URL = '/api/client/account';
@@ -19,7 +19,6 @@ export const accountKeys = {
   sshKeys: ['account', 'ssh-keys'] as const,
   activity: ['account', 'activity'] as const,
   activityPage: (page: number) => ['account', 'activity', page] as const,
-  twoFactorEnabled: ['account', 'two-factor-enabled'] as const,
 };
 
 /** After a change: these queries are stale (each change also writes an account event, so activity is too). */
@@ -122,21 +121,12 @@ export function useAccountActivity(page: number) {
 }
 
 /**
- * Whether two-factor is on. Neither the session's user nor GET /account says
- * (Pterodactyl puts `use_totp` in the page's boot data, which Quetzal has not);
- * every account event names the caller as they are now, with `2fa_enabled`, and
- * the account has at least the sign-in that opened this session. Null when the
- * log is empty: the page then offers set-up, which answers 400 if it is on.
+ * Whether two-factor is on: the session's user says (`use_totp`, as
+ * Pterodactyl's page data has it), read again after every change to it.
  */
 export function useTwoFactorEnabled() {
-  return useQuery({
-    queryKey: accountKeys.twoFactorEnabled,
-    queryFn: async ({ signal }) => {
-      const list = await get<ActivityList>(accountUrl(`activity${query({ per_page: 1 })}`), signal);
-      const flag = list.data[0]?.attributes.relationships.actor.attributes?.['2fa_enabled'];
-      return flag ?? null;
-    },
-  });
+  const session = useSession();
+  return { isPending: session.isPending, error: session.error, data: session.data?.user.use_totp === true };
 }
 
 // ---- Two-factor ----
@@ -165,7 +155,7 @@ export function useStartTwoFactorSetup() {
 
 /** POST /account/two-factor: the ten recovery tokens come back this once. */
 export function useEnableTwoFactor() {
-  const changed = useInvalidate(accountKeys.twoFactorEnabled);
+  const changed = useInvalidate(SESSION_KEY);
   return useMutation({
     mutationFn: async (input: { code: string; password: string }) => {
       const answer = await post<{ attributes: { tokens: string[] } }>(accountUrl('two-factor'), input);
@@ -176,7 +166,7 @@ export function useEnableTwoFactor() {
 }
 
 export function useDisableTwoFactor() {
-  const changed = useInvalidate(accountKeys.twoFactorEnabled);
+  const changed = useInvalidate(SESSION_KEY);
   return useMutation({
     mutationFn: (password: string) => post(accountUrl('two-factor/disable'), { password }),
     onSuccess: changed,

@@ -26,6 +26,8 @@ export interface User {
   email: string;
   admin?: boolean;
   root_admin?: boolean;
+  /** Two-factor is on (GET /auth/session). */
+  use_totp?: boolean;
 }
 
 export interface ServerAttributes {
@@ -39,7 +41,7 @@ export interface ServerAttributes {
   is_suspended: boolean;
   is_installing: boolean;
   limits: { memory: number; disk: number; cpu: number };
-  feature_limits: { backups: number };
+  feature_limits: { backups: number; allocations?: number; databases?: number };
   sftp_details?: { ip: string; port: number };
   docker_image?: string;
   invocation?: string;
