@@ -8,6 +8,7 @@
  */
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { ApiError, csrfToken, get, post, put, request, type ApiErrorItem } from './client';
+import { serverUrl } from './servers';
 import type { Item, List } from './types';
 import { normalisePath, relativeToRoot } from '../lib/file-paths';
 
@@ -27,7 +28,7 @@ export interface FileObject {
 type SignedUrl = Item<'signed_url', { url: string }>;
 
 const filesUrl = (server: string, action: string, params?: Record<string, string>) =>
-  `/api/client/servers/${encodeURIComponent(server)}/files/${action}${params ? `?${new URLSearchParams(params)}` : ''}`;
+  serverUrl(server, `files/${action}${params ? `?${new URLSearchParams(params)}` : ''}`);
 
 const directoryKey = (server: string, directory: string) => ['files', server, 'list', normalisePath(directory)] as const;
 const contentsKey = (server: string, file: string) => ['files', server, 'contents', normalisePath(file)] as const;
@@ -48,6 +49,9 @@ export function useDirectory(server: string, directory: string, enabled = true) 
     enabled,
   });
 }
+
+/** Whether useFileContents failed because the file is over FILE_EDIT_MAX_MB (a 400): the editor offers its download. */
+export const isTooLargeToEdit = (error: unknown) => error instanceof ApiError && error.status === 400;
 
 /** A file's text for the editor; the 400 over FILE_EDIT_MAX_MB is the error, with the API's message. */
 export function useFileContents(server: string, file: string, enabled = true) {
