@@ -224,12 +224,19 @@ for (const kind of testDatabases.slice(-1)) {
       await context.close();
     });
 
-    it('asks before a section link leaves an unsaved new file, and leaves when told to, writing nothing', async () => {
+    it('refuses a new file named as one in its folder, asks before a section link leaves it unsaved, and leaves when told to, writing nothing', async () => {
       const { page, errors, context } = await newPage(browser);
       await signIn(page, svc.base, 'grace', PASSWORD, `/server/${server.identifier}/files/new?dir=%2Fconfig`);
-      await page.getByLabel('File name').fill('draft.txt');
+      // A name already in the folder is refused here, before anything is sent: the file keeps its contents.
+      const before = fs.readFileSync(at('config', 'server.json'), 'utf8');
+      await page.getByLabel('File name').fill('server.json');
       await page.getByLabel('Contents of the new file').click();
       await page.keyboard.type('not saved');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('“server.json” already exists in this folder: open it to edit it.').waitFor();
+      expect(await page.getByLabel('File name').getAttribute('aria-invalid')).toBe('true');
+      expect(fs.readFileSync(at('config', 'server.json'), 'utf8')).toBe(before);
+      await page.getByLabel('File name').fill('draft.txt');
       await page.getByRole('navigation', { name: 'Server sections' }).getByRole('link', { name: 'Schedules' }).click();
       const leave = page.getByRole('dialog', { name: 'Leave without saving?' });
       await leave.getByRole('button', { name: 'Leave' }).click();
