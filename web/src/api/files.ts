@@ -7,6 +7,7 @@
  * that caused it.
  */
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useState } from 'preact/hooks';
 import { ApiError, csrfToken, get, post, put, request, type ApiErrorItem } from './client';
 import { serverUrl } from './servers';
 import type { Item, List } from './types';
@@ -173,20 +174,15 @@ export interface UploadProgress {
 /**
  * Uploads files into a folder: a signed URL from GET /files/upload, then one
  * multipart POST of `files` parts to it through XMLHttpRequest, whose upload
- * events give the progress (fetch gives none for a request's body).
+ * events give the progress (fetch gives none for a request's body). The
+ * mutation comes with the bytes sent so far of the upload in flight.
  */
 export function useUploadFiles(server: string) {
   const client = useQueryClient();
-  return useMutation({
-    mutationFn: async ({
-      directory,
-      files,
-      onProgress,
-    }: {
-      directory: string;
-      files: readonly File[];
-      onProgress(progress: UploadProgress): void;
-    }) => {
+  const [progress, setProgress] = useState<UploadProgress>({ loaded: 0, total: 0 });
+  const mutation = useMutation({
+    mutationFn: async ({ directory, files }: { directory: string; files: readonly File[] }) => {
+      setProgress({ loaded: 0, total: 0 });
       const signed = await get<SignedUrl>(filesUrl(server, 'upload'));
       // Sent to this page's origin whatever APP_URL names (a proxy's name, localhost for 127.0.0.1):
       // the console may only connect to its own origin (CSP connect-src 'self').
@@ -195,11 +191,15 @@ export function useUploadFiles(server: string) {
       target.searchParams.set('directory', normalisePath(directory));
       const form = new FormData();
       for (const file of files) form.append('files', file, file.name);
-      await sendWithProgress(target.toString(), form, onProgress);
+      await sendWithProgress(target.toString(), form, setProgress);
     },
     onSettled: () => invalidateFiles(client, server),
   });
+  return { ...mutation, progress };
 }
+
+/** An upload as the page shows it: its files (`variables`), its state, its progress, and `reset` to dismiss it. */
+export type FileUpload = ReturnType<typeof useUploadFiles>;
 
 function sendWithProgress(url: string, body: FormData, onProgress: (progress: UploadProgress) => void): Promise<void> {
   return new Promise((resolve, reject) => {
