@@ -6,6 +6,12 @@ import { dateTime, panelTimezone } from '../lib/format';
 import type { SubmitState } from './schedules/submit-state';
 import { ErrorText } from './ui';
 
+/**
+ * The form that creates a schedule and edits one (docs/reference/schedules.md#schedules): it holds
+ * the fields as typed and sends them through the page's mutation, whose
+ * state it shows.
+ */
+
 const CRON_FIELDS: { key: keyof CronFields; label: string; hint: string }[] = [
   { key: 'minute', label: 'Minute', hint: '0-59' },
   { key: 'hour', label: 'Hour', hint: '0-23' },

@@ -8,9 +8,14 @@ import { describeCron } from '../lib/cron-text';
 import { dateTime, panelTimezone } from '../lib/format';
 import { useServer } from '../lib/server-context';
 
+/**
+ * The Schedules section (docs/reference/schedules.md#schedules): the server's schedules with their
+ * cron in words and next run, and the form for a new one, which opens the
+ * schedule once it is created.
+ */
+
 const cronText = ({ cron }: Schedule) => [cron.minute, cron.hour, cron.day_of_month, cron.month, cron.day_of_week].join(' ');
 
-/** The server's schedules, and a form for a new one. */
 export function SchedulesSection() {
   const { id, permissions } = useServer();
   const [, navigate] = useLocation();
