@@ -49,6 +49,16 @@ for (const kind of testDatabases.slice(-1)) {
         });
       server = await svc.cli(['server:create', '--owner', 'grace', '--name', 'Harvard Mark I']);
       await svc.cli(['subuser:add', '--server', server.identifier, '--user', 'reader', '--permissions', 'file.read']);
+      await svc.user('viewer', 'viewer-password-1');
+      await svc.cli([
+        'subuser:add',
+        '--server',
+        server.identifier,
+        '--user',
+        'viewer',
+        '--permissions',
+        'file.read,file.read-content',
+      ]);
       volume = path.join(svc.service.dataDir, 'volumes', server.uuid);
       fs.mkdirSync(at('config', 'world', 'region'), { recursive: true });
       fs.writeFileSync(at('config', 'server.json'), '{\n  "motd": "hello",\n  "port": 25565,\n  "online": true\n}\n');
@@ -380,6 +390,23 @@ for (const kind of testDatabases.slice(-1)) {
         expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
       // Without file.read-content a text file's name opens nothing.
       expect(await page.getByRole('link', { name: 'server.properties' }).count()).toBe(0);
+      await context.close();
+    });
+
+    it('opens a file read-only for a subuser who may read it but not change it', async () => {
+      const { page, errors, context } = await newPage(browser);
+      await signIn(page, svc.base, 'viewer', 'viewer-password-1', filesPage());
+      await page.getByRole('link', { name: 'server.properties' }).click();
+      const editor = page.getByLabel('Contents of server.properties');
+      await editor.getByText('max-players=20').waitFor();
+      await page.getByText('You can read this file but not save it').waitFor();
+      expect(await editor.getAttribute('aria-readonly')).toBe('true');
+      await editor.click();
+      await page.keyboard.type('typed');
+      expect(await editor.textContent()).not.toContain('typed');
+      expect(await page.getByText('Unsaved changes').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+      expect(errors).toEqual([]);
       await context.close();
     });
 
