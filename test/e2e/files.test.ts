@@ -49,6 +49,16 @@ for (const kind of testDatabases.slice(-1)) {
         });
       server = await svc.cli(['server:create', '--owner', 'grace', '--name', 'Harvard Mark I']);
       await svc.cli(['subuser:add', '--server', server.identifier, '--user', 'reader', '--permissions', 'file.read']);
+      await svc.user('viewer', 'viewer-password-1');
+      await svc.cli([
+        'subuser:add',
+        '--server',
+        server.identifier,
+        '--user',
+        'viewer',
+        '--permissions',
+        'file.read,file.read-content',
+      ]);
       volume = path.join(svc.service.dataDir, 'volumes', server.uuid);
       fs.mkdirSync(at('config', 'world', 'region'), { recursive: true });
       fs.writeFileSync(at('config', 'server.json'), '{\n  "motd": "hello",\n  "port": 25565,\n  "online": true\n}\n');
@@ -224,12 +234,19 @@ for (const kind of testDatabases.slice(-1)) {
       await context.close();
     });
 
-    it('asks before a section link leaves an unsaved new file, and leaves when told to, writing nothing', async () => {
+    it('refuses a new file named as one in its folder, asks before a section link leaves it unsaved, and leaves when told to, writing nothing', async () => {
       const { page, errors, context } = await newPage(browser);
       await signIn(page, svc.base, 'grace', PASSWORD, `/server/${server.identifier}/files/new?dir=%2Fconfig`);
-      await page.getByLabel('File name').fill('draft.txt');
+      // A name already in the folder is refused here, before anything is sent: the file keeps its contents.
+      const before = fs.readFileSync(at('config', 'server.json'), 'utf8');
+      await page.getByLabel('File name').fill('server.json');
       await page.getByLabel('Contents of the new file').click();
       await page.keyboard.type('not saved');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('“server.json” already exists in this folder: open it to edit it.').waitFor();
+      expect(await page.getByLabel('File name').getAttribute('aria-invalid')).toBe('true');
+      expect(fs.readFileSync(at('config', 'server.json'), 'utf8')).toBe(before);
+      await page.getByLabel('File name').fill('draft.txt');
       await page.getByRole('navigation', { name: 'Server sections' }).getByRole('link', { name: 'Schedules' }).click();
       const leave = page.getByRole('dialog', { name: 'Leave without saving?' });
       await leave.getByRole('button', { name: 'Leave' }).click();
@@ -373,6 +390,23 @@ for (const kind of testDatabases.slice(-1)) {
         expect(await page.getByRole('button', { name, exact: true }).isDisabled(), name).toBe(true);
       // Without file.read-content a text file's name opens nothing.
       expect(await page.getByRole('link', { name: 'server.properties' }).count()).toBe(0);
+      await context.close();
+    });
+
+    it('opens a file read-only for a subuser who may read it but not change it', async () => {
+      const { page, errors, context } = await newPage(browser);
+      await signIn(page, svc.base, 'viewer', 'viewer-password-1', filesPage());
+      await page.getByRole('link', { name: 'server.properties' }).click();
+      const editor = page.getByLabel('Contents of server.properties');
+      await editor.getByText('max-players=20').waitFor();
+      await page.getByText('You can read this file but not save it').waitFor();
+      expect(await editor.getAttribute('aria-readonly')).toBe('true');
+      await editor.click();
+      await page.keyboard.type('typed');
+      expect(await editor.textContent()).not.toContain('typed');
+      expect(await page.getByText('Unsaved changes').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Save' }).isDisabled()).toBe(true);
+      expect(errors).toEqual([]);
       await context.close();
     });
 

@@ -159,6 +159,68 @@ describe('the web console: schedules', () => {
     await context.close();
   });
 
+  it("keeps each refusal in the form that sent it, and says 'Saved.' only while the fields are what was saved", async () => {
+    // Backups off, so that a backup task is the API's to refuse.
+    const noBackups = await svc.cli<{ identifier: string }>([
+      'server:create',
+      '--owner',
+      'grace',
+      '--name',
+      'No backups',
+      '--backup-limit',
+      '0',
+    ]);
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'grace', 'grace-password-1', `/server/${noBackups.identifier}/schedules`);
+    await page.getByRole('button', { name: 'New schedule' }).click();
+    await page.getByLabel('Name').fill('Refusals');
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    await page.getByRole('heading', { name: 'Refusals' }).waitFor();
+    const id = /\/schedules\/(\d+)$/.exec(new URL(page.url()).pathname)?.[1];
+    const stored = async () =>
+      (await api<{ attributes: ScheduleAttributes }>(`/servers/${noBackups.identifier}/schedules/${id}`)).attributes;
+
+    // The schedule form: an hour the API refuses is its alert, and nothing is saved.
+    const scheduleForm = page.locator('form.schedule-form');
+    await page.getByLabel('Hour').fill('25');
+    await page.getByRole('button', { name: 'Save schedule' }).click();
+    await scheduleForm.getByRole('alert').waitFor();
+    expect(await scheduleForm.getByRole('alert').textContent()).toMatch(/hour/i);
+    expect((await stored()).cron.hour).toBe('*');
+    // Corrected and saved: the alert goes, "Saved." comes, and goes again with the next keystroke.
+    await page.getByLabel('Hour').fill('6');
+    await page.getByRole('button', { name: 'Save schedule' }).click();
+    await scheduleForm.getByText('Saved.').waitFor();
+    expect(await scheduleForm.getByRole('alert').count()).toBe(0);
+    expect((await stored()).cron.hour).toBe('6');
+    await page.getByLabel('Name').fill('Refusals, renamed');
+    await scheduleForm.getByText('Saved.').waitFor({ state: 'detached' });
+
+    // The task form: a backup task on a server without backups is refused in the form, which keeps what was typed.
+    await page.getByRole('button', { name: 'New task' }).click();
+    const taskForm = page.locator('form.task-form');
+    await page.getByLabel('Action').selectOption('backup');
+    await page.getByLabel('Payload: ignored files (one pattern per line, optional)').fill('*.log');
+    await page.getByRole('button', { name: 'Add task' }).click();
+    await taskForm.getByRole('alert').waitFor();
+    expect(await taskForm.getByRole('alert').textContent()).toMatch(/backups are not enabled/i);
+    expect(await page.getByLabel('Payload: ignored files (one pattern per line, optional)').inputValue()).toBe('*.log');
+    expect((await stored()).relationships.tasks.data).toEqual([]);
+    // Another action, accepted: the form empties for the next task and keeps its action.
+    await page.getByLabel('Action').selectOption('command');
+    await page.getByLabel('Payload: command').fill('say saved');
+    await page.getByLabel('Time offset (seconds)').fill('30');
+    await page.getByRole('button', { name: 'Add task' }).click();
+    await page.getByRole('list', { name: 'Tasks' }).getByText('say saved').waitFor();
+    expect(await taskForm.getByRole('alert').count()).toBe(0);
+    expect(await page.getByLabel('Action').inputValue()).toBe('command');
+    expect(await page.getByLabel('Payload: command').inputValue()).toBe('');
+    expect(await page.getByLabel('Time offset (seconds)').inputValue()).toBe('0');
+    expect((await stored()).relationships.tasks.data.map((task) => task.attributes.payload)).toEqual(['say saved']);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it("shows the API's error where it happened: running a schedule without tasks", async () => {
     const { page, context } = await newPage(browser);
     await signIn(page, svc.base, 'grace', 'grace-password-1', `/server/${server.identifier}/schedules`);

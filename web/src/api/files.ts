@@ -7,7 +7,9 @@
  * that caused it.
  */
 import { useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { useState } from 'preact/hooks';
 import { ApiError, csrfToken, get, post, put, request, type ApiErrorItem } from './client';
+import { serverUrl } from './servers';
 import type { Item, List } from './types';
 import { normalisePath, relativeToRoot } from '../lib/file-paths';
 
@@ -27,7 +29,7 @@ export interface FileObject {
 type SignedUrl = Item<'signed_url', { url: string }>;
 
 const filesUrl = (server: string, action: string, params?: Record<string, string>) =>
-  `/api/client/servers/${encodeURIComponent(server)}/files/${action}${params ? `?${new URLSearchParams(params)}` : ''}`;
+  serverUrl(server, `files/${action}${params ? `?${new URLSearchParams(params)}` : ''}`);
 
 const directoryKey = (server: string, directory: string) => ['files', server, 'list', normalisePath(directory)] as const;
 const contentsKey = (server: string, file: string) => ['files', server, 'contents', normalisePath(file)] as const;
@@ -48,6 +50,9 @@ export function useDirectory(server: string, directory: string, enabled = true) 
     enabled,
   });
 }
+
+/** Whether useFileContents failed because the file is over FILE_EDIT_MAX_MB (a 400): the editor offers its download. */
+export const isTooLargeToEdit = (error: unknown) => error instanceof ApiError && error.status === 400;
 
 /** A file's text for the editor; the 400 over FILE_EDIT_MAX_MB is the error, with the API's message. */
 export function useFileContents(server: string, file: string, enabled = true) {
@@ -169,20 +174,15 @@ export interface UploadProgress {
 /**
  * Uploads files into a folder: a signed URL from GET /files/upload, then one
  * multipart POST of `files` parts to it through XMLHttpRequest, whose upload
- * events give the progress (fetch gives none for a request's body).
+ * events give the progress (fetch gives none for a request's body). The
+ * mutation comes with the bytes sent so far of the upload in flight.
  */
 export function useUploadFiles(server: string) {
   const client = useQueryClient();
-  return useMutation({
-    mutationFn: async ({
-      directory,
-      files,
-      onProgress,
-    }: {
-      directory: string;
-      files: readonly File[];
-      onProgress(progress: UploadProgress): void;
-    }) => {
+  const [progress, setProgress] = useState<UploadProgress>({ loaded: 0, total: 0 });
+  const mutation = useMutation({
+    mutationFn: async ({ directory, files }: { directory: string; files: readonly File[] }) => {
+      setProgress({ loaded: 0, total: 0 });
       const signed = await get<SignedUrl>(filesUrl(server, 'upload'));
       // Sent to this page's origin whatever APP_URL names (a proxy's name, localhost for 127.0.0.1):
       // the console may only connect to its own origin (CSP connect-src 'self').
@@ -191,11 +191,15 @@ export function useUploadFiles(server: string) {
       target.searchParams.set('directory', normalisePath(directory));
       const form = new FormData();
       for (const file of files) form.append('files', file, file.name);
-      await sendWithProgress(target.toString(), form, onProgress);
+      await sendWithProgress(target.toString(), form, setProgress);
     },
     onSettled: () => invalidateFiles(client, server),
   });
+  return { ...mutation, progress };
 }
+
+/** An upload as the page shows it: its files (`variables`), its state, its progress, and `reset` to dismiss it. */
+export type FileUpload = ReturnType<typeof useUploadFiles>;
 
 function sendWithProgress(url: string, body: FormData, onProgress: (progress: UploadProgress) => void): Promise<void> {
   return new Promise((resolve, reject) => {

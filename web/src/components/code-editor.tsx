@@ -82,12 +82,25 @@ interface CodeEditorProps {
   onSave(): void;
 }
 
-/** The editor, created once per file: `initial` is read when it mounts (a new file remounts it, keyed by the page). */
+/** What may change while the editor is open: its accessible name and whether it takes typing. */
+function settingsOf(label: string, readOnly: boolean): Extension {
+  return [EditorState.readOnly.of(readOnly), EditorView.contentAttributes.of({ 'aria-label': label })];
+}
+
+/**
+ * The editor, created once per file: `initial` is the document it starts
+ * with and is read only when it mounts (a new file remounts it, keyed by the
+ * page); the name's language, the label and read-only follow their props.
+ */
 export function CodeEditor({ name, initial, label, readOnly, onChange, onSave }: CodeEditorProps) {
   const host = useRef<HTMLDivElement>(null);
+  // The callbacks of the latest render, so that the editor's listeners (made once) never call stale ones.
   const latest = useRef({ onChange, onSave });
   latest.current = { onChange, onSave };
+  // What the editor is created with; later props reach it through the compartments below.
+  const created = useRef({ initial, label, readOnly });
   const language = useRef(new Compartment());
+  const settings = useRef(new Compartment());
   const view = useRef<EditorView | null>(null);
 
   useEffect(() => {
@@ -99,37 +112,45 @@ export function CodeEditor({ name, initial, label, readOnly, onChange, onSave }:
     const parent = document.createElement('div');
     parent.style.height = '100%';
     shadow.replaceChildren(parent);
-    const created = new EditorView({
+    const start = created.current;
+    const editor = new EditorView({
       root: shadow,
       parent,
       state: EditorState.create({
-        doc: initial,
+        doc: start.initial,
         extensions: [
           keymap.of([{ key: 'Mod-s', preventDefault: true, run: () => (latest.current.onSave(), true) }]),
           basicSetup,
           syntaxHighlighting(highlightStyle),
           theme,
           language.current.of([]),
-          EditorState.readOnly.of(readOnly),
-          EditorView.contentAttributes.of({ 'aria-label': label }),
+          settings.current.of(settingsOf(start.label, start.readOnly)),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) latest.current.onChange(update.state.doc.toString());
           }),
         ],
       }),
     });
-    view.current = created;
+    view.current = editor;
     return () => {
-      created.destroy();
+      editor.destroy();
       parent.remove();
       view.current = null;
     };
   }, []);
 
   useEffect(() => {
+    view.current?.dispatch({ effects: settings.current.reconfigure(settingsOf(label, readOnly)) });
+  }, [label, readOnly]);
+
+  useEffect(() => {
     let cancelled = false;
     const loading = languageFor(name);
-    if (!loading) return;
+    if (!loading) {
+      // A name without a known language (a new file's, renamed as typed): plain text again.
+      view.current?.dispatch({ effects: language.current.reconfigure([]) });
+      return;
+    }
     void loading.then((extension) => {
       if (!cancelled) view.current?.dispatch({ effects: language.current.reconfigure(extension) });
     });

@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import type { UploadProgress } from '../api/files';
+import type { FileUpload } from '../api/files';
 import { bytes } from '../lib/format';
 import { ErrorText } from './ui';
 
@@ -9,13 +9,6 @@ import { ErrorText } from './ui';
  * XMLHttpRequest's upload events to "done", and the API's refusal (over
  * UPLOAD_LIMIT_MB, over the disk limit) shown in its place.
  */
-
-export interface UploadState {
-  names: string[];
-  progress: UploadProgress;
-  phase: 'sending' | 'done' | 'failed';
-  error: unknown;
-}
 
 /** Props for the element files are dropped on, and whether a drag is over it. */
 export function useFileDrop(enabled: boolean, onFiles: (files: File[]) => void) {
@@ -75,10 +68,12 @@ export function UploadButton({ disabled, onFiles }: { disabled: boolean; onFiles
   );
 }
 
-export function UploadStatus({ upload, onDismiss }: { upload: UploadState | null; onDismiss(): void }) {
-  if (!upload) return null;
-  const { names, progress, phase } = upload;
-  const what = names.length === 1 ? `“${names[0]}”` : `${names.length} files`;
+/** The upload in flight or just over (api/files.ts useUploadFiles): nothing before the first, until dismissed after. */
+export function UploadStatus({ upload }: { upload: FileUpload }) {
+  if (upload.isIdle || !upload.variables) return null;
+  const { progress, variables } = upload;
+  const phase = upload.isPending ? 'sending' : upload.isSuccess ? 'done' : 'failed';
+  const what = variables.files.length === 1 ? `“${variables.files[0]!.name}”` : `${variables.files.length} files`;
   const percent = progress.total > 0 ? Math.round((progress.loaded / progress.total) * 100) : 0;
   return (
     <div class={`card upload ${phase === 'failed' ? 'bad' : phase === 'done' ? 'ok' : ''}`} role="status">
@@ -90,7 +85,7 @@ export function UploadStatus({ upload, onDismiss }: { upload: UploadState | null
       <progress aria-label="Upload progress" max={100} value={phase === 'done' ? 100 : percent} data-phase={phase} />
       <ErrorText error={upload.error} />
       {phase !== 'sending' && (
-        <button type="button" onClick={onDismiss}>
+        <button type="button" onClick={() => upload.reset()}>
           Dismiss
         </button>
       )}

@@ -1,14 +1,16 @@
 import { useMemo, useState } from 'preact/hooks';
+import type { ScheduleInput } from '../api/schedules';
 import type { CronFields, Schedule } from '../api/types';
 import { previewCron } from '../lib/cron-text';
 import { dateTime, panelTimezone } from '../lib/format';
+import type { SubmitState } from './schedules/submit-state';
 import { ErrorText } from './ui';
 
-export interface ScheduleInput extends CronFields {
-  name: string;
-  is_active: boolean;
-  only_when_online: boolean;
-}
+/**
+ * The form that creates a schedule and edits one (docs/reference/schedules.md#schedules): it holds
+ * the fields as typed and sends them through the page's mutation, whose
+ * state it shows.
+ */
 
 const CRON_FIELDS: { key: keyof CronFields; label: string; hint: string }[] = [
   { key: 'minute', label: 'Minute', hint: '0-59' },
@@ -22,8 +24,29 @@ interface Props {
   initial: Schedule | null;
   submitLabel: string;
   disabled?: boolean;
-  onSubmit(input: ScheduleInput): Promise<unknown>;
+  /** The create or update mutation: pending disables the button, its error shows above it, success says "Saved.". */
+  status: SubmitState;
+  onSubmit(input: ScheduleInput): void;
   onCancel?: () => void;
+}
+
+const fieldsOf = (initial: Schedule | null): ScheduleInput => ({
+  name: initial?.name ?? '',
+  minute: initial?.cron.minute ?? '0',
+  hour: initial?.cron.hour ?? '*',
+  day_of_month: initial?.cron.day_of_month ?? '*',
+  month: initial?.cron.month ?? '*',
+  day_of_week: initial?.cron.day_of_week ?? '*',
+  is_active: initial?.is_active ?? true,
+  only_when_online: initial?.only_when_online ?? false,
+});
+
+/** The next runs of the five fields, worked out again only when one of them (or the zone) changes. */
+function useCronPreview({ minute, hour, day_of_month, month, day_of_week }: CronFields, timezone: string) {
+  return useMemo(
+    () => previewCron({ minute, hour, day_of_month, month, day_of_week }, timezone),
+    [minute, hour, day_of_month, month, day_of_week, timezone],
+  );
 }
 
 /**
@@ -31,47 +54,24 @@ interface Props {
  * words and its next five runs in the panel's time zone, worked out as you
  * type by the panel's own cron code.
  */
-export function ScheduleForm({ initial, submitLabel, disabled, onSubmit, onCancel }: Props) {
+export function ScheduleForm({ initial, submitLabel, disabled, status, onSubmit, onCancel }: Props) {
   const timezone = panelTimezone();
-  const [input, setInput] = useState<ScheduleInput>(() => ({
-    name: initial?.name ?? '',
-    minute: initial?.cron.minute ?? '0',
-    hour: initial?.cron.hour ?? '*',
-    day_of_month: initial?.cron.day_of_month ?? '*',
-    month: initial?.cron.month ?? '*',
-    day_of_week: initial?.cron.day_of_week ?? '*',
-    is_active: initial?.is_active ?? true,
-    only_when_online: initial?.only_when_online ?? false,
-  }));
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const [saved, setSaved] = useState(false);
-  const preview = useMemo(
-    () => previewCron(input, timezone),
-    [input.minute, input.hour, input.day_of_month, input.month, input.day_of_week, timezone],
-  );
-  const set = <K extends keyof ScheduleInput>(key: K, value: ScheduleInput[K]) => {
-    setSaved(false);
+  const [input, setInput] = useState<ScheduleInput>(() => fieldsOf(initial));
+  // What was sent last: "Saved." holds while the fields are still what was saved (any edit makes a new object).
+  const [submitted, setSubmitted] = useState<ScheduleInput | null>(null);
+  const preview = useCronPreview(input, timezone);
+  const set = <K extends keyof ScheduleInput>(key: K, value: ScheduleInput[K]) =>
     setInput((current) => ({ ...current, [key]: value }));
-  };
 
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit(input);
-      setSaved(true);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    setSubmitted(input);
+    onSubmit(input);
   };
 
   const invalidField = preview.ok ? null : preview.field;
   return (
-    <form class="card stack schedule-form" onSubmit={(event) => void submit(event)}>
+    <form class="card stack schedule-form" onSubmit={submit}>
       <label>
         Name
         <input
@@ -135,8 +135,8 @@ export function ScheduleForm({ initial, submitLabel, disabled, onSubmit, onCance
         />
         Only when the server is online
       </label>
-      <ErrorText error={error} />
-      {saved && !error && (
+      <ErrorText error={status.error} />
+      {status.isSuccess && submitted === input && (
         <p role="status" class="success">
           Saved.
         </p>
@@ -147,7 +147,7 @@ export function ScheduleForm({ initial, submitLabel, disabled, onSubmit, onCance
             Cancel
           </button>
         )}
-        <button type="submit" class="primary" disabled={busy || disabled}>
+        <button type="submit" class="primary" disabled={status.isPending || disabled}>
           {submitLabel}
         </button>
       </div>

@@ -1,13 +1,11 @@
 import { useState } from 'preact/hooks';
+import type { TaskInput } from '../api/schedules';
 import type { Task, TaskAction } from '../api/types';
+import { PayloadField, POWER_SIGNALS } from './schedules/task-payload-field';
+import type { SubmitState } from './schedules/submit-state';
 import { ErrorText } from './ui';
 
-export interface TaskInput {
-  action: TaskAction;
-  payload: string;
-  time_offset: number;
-  continue_on_failure: boolean;
-}
+/** A task's action, payload, time offset and failure behaviour (docs/reference/schedules.md#tasks). */
 
 export const ACTION_LABELS: Record<TaskAction, string> = {
   command: 'Send a console command',
@@ -16,62 +14,65 @@ export const ACTION_LABELS: Record<TaskAction, string> = {
   delete_files: 'Delete files',
 };
 
-const POWER_SIGNALS = [
-  { value: 'start', label: 'Start the server' },
-  { value: 'restart', label: 'Restart the server' },
-  { value: 'stop', label: 'Stop the server' },
-  { value: 'kill', label: 'Kill the server' },
-];
+/** The fields as typed: the offset stays text until it is sent. */
+interface TaskFields {
+  action: TaskAction;
+  payload: string;
+  offset: string;
+  continueOnFailure: boolean;
+}
+
+const fieldsOf = (initial: Task | null): TaskFields => ({
+  action: initial?.action ?? 'command',
+  payload: initial?.payload ?? '',
+  offset: String(initial?.time_offset ?? 0),
+  continueOnFailure: initial?.continue_on_failure ?? false,
+});
+
+/** Another action: a power task needs one of the signals; leaving power, its signal is no payload for the others. */
+function withAction(fields: TaskFields, action: TaskAction): TaskFields {
+  if (action === 'power' && !POWER_SIGNALS.some((signal) => signal.value === fields.payload))
+    return { ...fields, action, payload: 'start' };
+  return { ...fields, action, payload: fields.action === 'power' ? '' : fields.payload };
+}
 
 interface Props {
   initial: Task | null;
   /** A distinct prefix for the fields' ids when several forms are on the page. */
   idPrefix: string;
   submitLabel: string;
-  onSubmit(input: TaskInput): Promise<unknown>;
+  /** The create or update mutation: pending disables the button, its error shows above it. */
+  status: SubmitState;
+  /** Sends the task; `onSaved` is for once it is saved (a new task's form then empties, keeping the action). */
+  onSubmit(input: TaskInput, onSaved: () => void): void;
   onCancel?: () => void;
 }
 
-/** A task's action, payload, time offset and failure behaviour (docs/reference/schedules.md#tasks). */
-export function TaskForm({ initial, idPrefix, submitLabel, onSubmit, onCancel }: Props) {
-  const [action, setAction] = useState<TaskAction>(initial?.action ?? 'command');
-  const [payload, setPayload] = useState(initial?.payload ?? '');
-  const [offset, setOffset] = useState(String(initial?.time_offset ?? 0));
-  const [continueOnFailure, setContinueOnFailure] = useState(initial?.continue_on_failure ?? false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+export function TaskForm({ initial, idPrefix, submitLabel, status, onSubmit, onCancel }: Props) {
+  const [fields, setFields] = useState<TaskFields>(() => fieldsOf(initial));
+  const set = (change: Partial<TaskFields>) => setFields((current) => ({ ...current, ...change }));
+  const { action, payload, offset, continueOnFailure } = fields;
 
-  const changeAction = (next: TaskAction) => {
-    setAction(next);
-    if (next === 'power' && !POWER_SIGNALS.some((signal) => signal.value === payload)) setPayload('start');
-    else if (action === 'power') setPayload('');
-  };
-
-  const submit = async (event: Event) => {
+  const submit = (event: Event) => {
     event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit({ action, payload, time_offset: Number(offset), continue_on_failure: continueOnFailure });
-      if (!initial) {
-        setPayload(action === 'power' ? 'start' : '');
-        setOffset('0');
-        setContinueOnFailure(false);
-      }
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    const input = { action, payload, time_offset: Number(offset), continue_on_failure: continueOnFailure };
+    onSubmit(input, () => {
+      if (!initial) setFields({ ...fieldsOf(null), action, payload: action === 'power' ? 'start' : '' });
+    });
   };
 
-  const payloadId = `${idPrefix}-payload`;
   return (
-    <form class="card stack task-form" onSubmit={(event) => void submit(event)}>
+    <form class="card stack task-form" onSubmit={submit}>
       <div class="grid-2">
         <label>
           Action
-          <select value={action} onChange={(e) => changeAction(e.currentTarget.value as TaskAction)}>
+          <select
+            value={action}
+            onChange={(e) => {
+              const next = e.currentTarget.value as TaskAction;
+              setFields((current) => withAction(current, next));
+            }}
+          >
             {(Object.keys(ACTION_LABELS) as TaskAction[]).map((value) => (
               <option key={value} value={value}>
                 {ACTION_LABELS[value]}
@@ -88,66 +89,27 @@ export function TaskForm({ initial, idPrefix, submitLabel, onSubmit, onCancel }:
             step={1}
             required
             value={offset}
-            onInput={(e) => setOffset(e.currentTarget.value)}
+            onInput={(e) => set({ offset: e.currentTarget.value })}
           />
         </label>
       </div>
-      {action === 'command' && (
-        <label for={payloadId}>
-          Payload: command
-          <input
-            id={payloadId}
-            class="mono"
-            required
-            maxLength={4096}
-            value={payload}
-            onInput={(e) => setPayload(e.currentTarget.value)}
-          />
-        </label>
-      )}
-      {action === 'power' && (
-        <label for={payloadId}>
-          Payload: power action
-          <select id={payloadId} value={payload} onChange={(e) => setPayload(e.currentTarget.value)}>
-            {POWER_SIGNALS.map((signal) => (
-              <option key={signal.value} value={signal.value}>
-                {signal.label}
-              </option>
-            ))}
-          </select>
-        </label>
-      )}
-      {action === 'backup' && (
-        <label for={payloadId}>
-          Payload: ignored files (one pattern per line, optional)
-          <textarea id={payloadId} class="mono" rows={3} value={payload} onInput={(e) => setPayload(e.currentTarget.value)} />
-        </label>
-      )}
-      {action === 'delete_files' && (
-        <label for={payloadId}>
-          Payload: files to delete (one path per line, inside the server's folder)
-          <textarea
-            id={payloadId}
-            class="mono"
-            rows={3}
-            required
-            value={payload}
-            onInput={(e) => setPayload(e.currentTarget.value)}
-          />
-        </label>
-      )}
+      <PayloadField id={`${idPrefix}-payload`} action={action} value={payload} onChange={(value) => set({ payload: value })} />
       <label class="check">
-        <input type="checkbox" checked={continueOnFailure} onChange={(e) => setContinueOnFailure(e.currentTarget.checked)} />
+        <input
+          type="checkbox"
+          checked={continueOnFailure}
+          onChange={(e) => set({ continueOnFailure: e.currentTarget.checked })}
+        />
         Continue on failure
       </label>
-      <ErrorText error={error} />
+      <ErrorText error={status.error} />
       <div class="actions">
         {onCancel && (
           <button type="button" onClick={onCancel}>
             Cancel
           </button>
         )}
-        <button type="submit" class="primary" disabled={busy}>
+        <button type="submit" class="primary" disabled={status.isPending}>
           {submitLabel}
         </button>
       </div>

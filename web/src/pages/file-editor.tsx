@@ -1,42 +1,26 @@
 import { useEffect, useState } from 'preact/hooks';
 import { Link, useLocation, useSearch } from 'wouter-preact';
-import { ApiError } from '../api/client';
-import { useDirectory, useDownloadFile, useFileContents, useWriteFile } from '../api/files';
+import { isTooLargeToEdit, useDirectory, useDownloadFile, useFileContents, useWriteFile } from '../api/files';
 import { CodeEditor } from '../components/code-editor';
-import { ConfirmDialog, ErrorText, Loading } from '../components/ui';
+import { Breadcrumbs, editorHref, filesHref } from '../components/file-breadcrumbs';
+import { LeaveGuard } from '../components/files/leave-guard';
+import { ErrorText, Loading } from '../components/ui';
 import { baseName, joinPath, normalisePath, parentOf } from '../lib/file-paths';
 import { useServer } from '../lib/server-context';
-import { Breadcrumbs, editorHref, filesHref } from '../components/file-breadcrumbs';
 
 /**
  * A file of the volume in CodeMirror (loaded with this page only): open
  * (`/files/edit?file=`), or write a new one (`/files/new?dir=`); save with
- * the button or Ctrl/Cmd+S. Unsaved changes hold back leaving the page: the
- * browser asks before closing the tab, and a link in the console asks here
- * first. A file over FILE_EDIT_MAX_MB shows the API's refusal and offers
- * the download instead.
+ * the button or Ctrl/Cmd+S. Unsaved changes hold back leaving the page
+ * (components/files/leave-guard.tsx). A file over FILE_EDIT_MAX_MB shows the
+ * API's refusal and offers the download instead.
  */
 
-/** While `dirty`, a click on any link of the console asks first; the tab's closing asks the browser's way. */
-function useLeaveGuard(dirty: boolean, ask: (href: string) => void) {
-  useEffect(() => {
-    if (!dirty) return;
-    const beforeUnload = (event: BeforeUnloadEvent) => event.preventDefault();
-    const click = (event: MouseEvent) => {
-      const link = (event.target as Element | null)?.closest?.('a[href]');
-      if (!(link instanceof HTMLAnchorElement) || link.target || link.origin !== location.origin || event.defaultPrevented)
-        return;
-      event.preventDefault();
-      event.stopPropagation();
-      ask(link.pathname + link.search);
-    };
-    window.addEventListener('beforeunload', beforeUnload);
-    document.addEventListener('click', click, true);
-    return () => {
-      window.removeEventListener('beforeunload', beforeUnload);
-      document.removeEventListener('click', click, true);
-    };
-  }, [dirty]);
+/** Why a new file's name cannot be saved, or null when it can. */
+function nameProblem(name: string, siblings: readonly { name: string }[] | undefined): string | null {
+  if (name === '' || name.includes('/')) return 'Give the file a name (without a slash).';
+  if (siblings?.some((entry) => entry.name === name)) return `“${name}” already exists in this folder: open it to edit it.`;
+  return null;
 }
 
 export function FileEditorPage({ creating }: { creating: boolean }) {
@@ -50,57 +34,42 @@ export function FileEditorPage({ creating }: { creating: boolean }) {
   const write = useWriteFile(id);
   const download = useDownloadFile(id);
   const [name, setName] = useState('');
+  const [nameError, setNameError] = useState<string | null>(null);
+  // The text in the editor, and the text on disk (as loaded, then as last saved).
   const [text, setText] = useState<string | null>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const [savedAt, setSavedAt] = useState<number | null>(null);
-  const [nameError, setNameError] = useState<string | null>(null);
-  const [leaving, setLeaving] = useState<string | null>(null);
 
-  const [discarded, setDiscarded] = useState(false);
-  // The file as loaded is what is saved; typing makes it differ. Loaded once: later answers must not undo typing.
+  // Loaded once: a later answer (the query asks again on focus) must not undo typing.
   useEffect(() => {
-    if (contents.data !== undefined && saved === null) {
-      setSaved(contents.data);
-      setText(contents.data);
-    }
+    const loaded = contents.data;
+    if (loaded === undefined) return;
+    setSaved((current) => current ?? loaded);
+    setText((current) => current ?? loaded);
   }, [contents.data]);
   const current = text ?? (creating ? '' : null);
   const dirty = creating ? (current ?? '') !== '' || name !== '' : current !== null && current !== saved;
   const allowed = permissions.can(creating ? 'file.create' : 'file.update');
-  useLeaveGuard(dirty && !discarded, setLeaving);
 
   const save = () => {
     if (!allowed || write.isPending || current === null) return;
-    setNameError(null);
-    let target = file;
-    if (creating) {
-      const trimmed = name.trim();
-      if (trimmed === '' || trimmed.includes('/')) {
-        setNameError('Give the file a name (without a slash).');
-        return;
-      }
-      if (siblings.data?.some((entry) => entry.name === trimmed)) {
-        setNameError(`“${trimmed}” already exists in this folder: open it to edit it.`);
-        return;
-      }
-      target = joinPath(directory, trimmed);
-    }
-    if (target === null) return;
+    const problem = creating ? nameProblem(name.trim(), siblings.data) : null;
+    setNameError(problem);
+    const target = creating ? joinPath(directory, name.trim()) : file;
+    if (problem !== null || target === null) return;
     const written = current;
     write.mutate(
       { file: target, content: written },
       {
         onSuccess: () => {
           setSaved(written);
-          setSavedAt(Date.now());
           if (creating) navigate(editorHref(target), { replace: true });
         },
       },
     );
   };
+  const downloadFile = () => file && download.mutate(file);
 
   const title = creating ? 'New file' : baseName(file ?? '/');
-  const tooLarge = contents.error instanceof ApiError && contents.error.status === 400;
   return (
     <section aria-labelledby="editor-title" class="file-editor">
       <div class="section-head">
@@ -111,11 +80,7 @@ export function FileEditorPage({ creating }: { creating: boolean }) {
             Back to folder
           </Link>
           {!creating && (
-            <button
-              type="button"
-              disabled={!permissions.can('file.read-content') || download.isPending}
-              onClick={() => file && download.mutate(file)}
-            >
+            <button type="button" disabled={!permissions.can('file.read-content') || download.isPending} onClick={downloadFile}>
               Download
             </button>
           )}
@@ -137,7 +102,7 @@ export function FileEditorPage({ creating }: { creating: boolean }) {
       )}
       <ErrorText error={write.error} />
       <ErrorText error={download.error} />
-      {savedAt !== null && !dirty && !write.isError && (
+      {write.isSuccess && !dirty && (
         <p role="status" class="success">
           Saved.
         </p>
@@ -158,9 +123,9 @@ export function FileEditorPage({ creating }: { creating: boolean }) {
       <ErrorText error={nameError} />
       {!creating && contents.isPending && <Loading what="the file" />}
       {!creating && <ErrorText error={contents.error} />}
-      {tooLarge && (
+      {isTooLargeToEdit(contents.error) && (
         <p>
-          <button type="button" class="primary" disabled={download.isPending} onClick={() => file && download.mutate(file)}>
+          <button type="button" class="primary" disabled={download.isPending} onClick={downloadFile}>
             Download it instead
           </button>
         </p>
@@ -176,22 +141,7 @@ export function FileEditorPage({ creating }: { creating: boolean }) {
           onSave={save}
         />
       )}
-      <ConfirmDialog
-        open={leaving !== null}
-        title="Leave without saving?"
-        confirmLabel="Leave"
-        danger
-        onConfirm={() => {
-          const href = leaving;
-          setLeaving(null);
-          setDiscarded(true);
-          // After the guard is gone (the next render); `~` is an address from the site's root.
-          if (href) setTimeout(() => navigate(`~${href}`), 0);
-        }}
-        onCancel={() => setLeaving(null)}
-      >
-        <p>Your changes to {title} are not saved.</p>
-      </ConfirmDialog>
+      <LeaveGuard active={dirty} what={title} />
     </section>
   );
 }

@@ -1,30 +1,27 @@
-import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'preact/hooks';
 import { Link, useLocation } from 'wouter-preact';
-import { post } from '../api/client';
-import type { Item, Schedule } from '../api/types';
-import { ScheduleForm, type ScheduleInput } from '../components/schedule-form';
+import { useCreateSchedule, useSchedules } from '../api/schedules';
+import type { Schedule } from '../api/types';
+import { ScheduleForm } from '../components/schedule-form';
 import { ErrorText, Loading } from '../components/ui';
 import { describeCron } from '../lib/cron-text';
 import { dateTime, panelTimezone } from '../lib/format';
 import { useServer } from '../lib/server-context';
-import { fetchSchedules, schedulesKey, schedulesUrl } from './schedules-api';
+
+/**
+ * The Schedules section (docs/reference/schedules.md#schedules): the server's schedules with their
+ * cron in words and next run, and the form for a new one, which opens the
+ * schedule once it is created.
+ */
 
 const cronText = ({ cron }: Schedule) => [cron.minute, cron.hour, cron.day_of_month, cron.month, cron.day_of_week].join(' ');
 
-/** The server's schedules, and a form for a new one. */
 export function SchedulesSection() {
   const { id, permissions } = useServer();
-  const client = useQueryClient();
   const [, navigate] = useLocation();
   const [creating, setCreating] = useState(false);
-  const schedules = useQuery({ queryKey: schedulesKey(id), queryFn: ({ signal }) => fetchSchedules(id, signal) });
-
-  const create = async (input: ScheduleInput) => {
-    const created = await post<Item<'server_schedule', Schedule>>(schedulesUrl(id), input);
-    await client.invalidateQueries({ queryKey: schedulesKey(id) });
-    navigate(`/schedules/${created.attributes.id}`);
-  };
+  const schedules = useSchedules(id);
+  const create = useCreateSchedule(id);
 
   return (
     <section aria-labelledby="schedules-title">
@@ -37,7 +34,13 @@ export function SchedulesSection() {
         )}
       </div>
       {creating && (
-        <ScheduleForm initial={null} submitLabel="Create schedule" onSubmit={create} onCancel={() => setCreating(false)} />
+        <ScheduleForm
+          initial={null}
+          submitLabel="Create schedule"
+          status={create}
+          onSubmit={(input) => create.mutate(input, { onSuccess: (created) => navigate(`/schedules/${created.id}`) })}
+          onCancel={() => setCreating(false)}
+        />
       )}
       {schedules.isPending && <Loading what="schedules" />}
       <ErrorText error={schedules.error} />
