@@ -4,7 +4,7 @@
  * with SIGKILL the n-th time (default the first) it passes the named point,
  * so a test can stop the service at an exact instant of a restore or backup.
  * Read once at start; unset (always, outside tests) every call is a no-op.
- * The points are listed in docs/RESTORE.md "Crash safety".
+ * The points are listed in docs/RESTORE.md "Crash safety" (the database ones also in docs/DATABASES.md).
  */
 const setting = parse(process.env.QUETZAL_TEST_CRASH_AT);
 let passes = 0;
