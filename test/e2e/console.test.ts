@@ -158,6 +158,7 @@ describe('the web console: live console', () => {
     expect(await commandInput(page).inputValue()).toBe(kept);
     await output(page).getByText('> burst 1', { exact: true }).waitFor();
     expect(await output(page).getByText(`> ${kept}`, { exact: true }).count()).toBe(0);
+    await auditPage(page, 'console-throttled');
 
     // A moment later the same command goes, and the message goes with it.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
