@@ -170,6 +170,24 @@ describe('the web console: live console', () => {
     await context.close();
   });
 
+  it('shows the recent lines each time the console is opened, even several times within the socket’s limit', async () => {
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'margaret', 'margaret-password-1', `/server/${server.identifier}`);
+    await startServer(page);
+    await enterCommand(page, 'opened again');
+    await output(page).getByText('> opened again', { exact: true }).waitFor();
+    // The socket takes two `send logs` in 5 seconds; the third opening waits for it instead of staying empty.
+    const sections = page.getByRole('navigation', { name: 'Server sections' });
+    for (let i = 0; i < 3; i++) {
+      await sections.getByRole('link', { name: 'Backups' }).click();
+      await page.getByRole('heading', { name: 'Backups' }).waitFor();
+      await sections.getByRole('link', { name: 'Console' }).click();
+    }
+    await output(page).getByText('> opened again', { exact: true }).waitFor({ timeout: 10_000 });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('puts back a command the socket answered `throttled` to, and names it', async () => {
     const { page, errors, context } = await newPage(browser);
     // The page's clock runs on, but the test can move it: the console then believes the socket has room again.

@@ -36,16 +36,25 @@ export function ConsoleOutput({ socket, suspended }: { socket: ServerSocket | nu
       return next.length > MAX_LINES ? next.slice(next.length - MAX_LINES) : next;
     });
 
-  // The recent lines and the figures, asked for again on every (re)connection.
+  const backlogRetry = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  // The recent lines and the figures, asked for again on every (re)connection. The socket takes two
+  // `send logs` per 5 seconds (a reader switching sections quickly asks more often): a request held
+  // back is asked again a second later, and the lines shown meanwhile make way for the backlog.
   const requestBacklog = useCallback(() => {
-    setLines([]);
-    socket?.send('send logs');
+    clearTimeout(backlogRetry.current);
+    const ask = () => {
+      const sent = socket?.send('send logs');
+      if (sent === 'sent') setLines([]);
+      if (sent === 'throttled') backlogRetry.current = setTimeout(ask, 1_000);
+    };
+    ask();
     socket?.send('send stats');
   }, [socket]);
 
   // The socket may have authenticated before this section was opened.
   useEffect(() => {
     if (socket?.state === 'connected') requestBacklog();
+    return () => clearTimeout(backlogRetry.current);
   }, [socket, requestBacklog]);
 
   useSocketFrames(socket, (frame) => {
