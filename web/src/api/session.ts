@@ -49,7 +49,7 @@ export interface SignInAnswer {
   confirmation_token?: string;
 }
 
-export async function signIn(user: string, password: string): Promise<SignInAnswer> {
+async function signIn(user: string, password: string): Promise<SignInAnswer> {
   const body = await request<{ data: SignInAnswer }>('POST', '/auth/login', {
     body: { user, password },
     quietUnauthenticated: true,
@@ -58,7 +58,7 @@ export async function signIn(user: string, password: string): Promise<SignInAnsw
 }
 
 /** The second step of a two-factor sign-in: a code from the authenticator, or one of the recovery tokens. */
-export async function completeSignIn(
+async function completeSignIn(
   confirmationToken: string,
   answer: { code: string } | { recoveryToken: string },
 ): Promise<SignInAnswer> {

@@ -90,7 +90,7 @@ export class ServerSocket {
     return 'sent';
   }
 
-  /** The token, on open and to renew: sent whatever the pacer says (the socket answers a refused one, and then retries help). */
+  /** The token, on open and to renew: counted by the pacer but never held back, since nothing else works without it. */
   private authenticate(socket: WebSocket, token: string): void {
     this.pacer.admit('auth');
     socket.send(JSON.stringify({ event: 'auth', args: [token] }));
