@@ -222,6 +222,10 @@ describe('the web console: backups and activity', () => {
     expect(await dialog.getByRole('button', { name: 'Delete' }).isEnabled()).toBe(true);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'hidden' });
+    // Closed, the dialog hands the focus back to the button that opened it.
+    await expect
+      .poll(() => page.evaluate<string | null>('document.activeElement.getAttribute("aria-label")'))
+      .toBe('Delete backup kept');
     // Opened again, the question starts without the old answer.
     await page.getByRole('button', { name: 'Delete backup kept' }).click();
     expect(await page.getByRole('dialog', { name: 'Delete “kept”?' }).getByRole('alert').count()).toBe(0);

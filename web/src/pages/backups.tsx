@@ -55,18 +55,16 @@ export function BackupsSection() {
           onDelete={setDeleteAsked}
         />
       )}
-      {restoreAsked && (
-        <RestoreDialog
-          server={id}
-          backup={restoreAsked}
-          onClose={() => setRestoreAsked(null)}
-          onStarted={() => {
-            setStarted({ backup: restoreAsked.name, since: Date.now() });
-            setRestoreAsked(null);
-          }}
-        />
-      )}
-      {deleteAsked && <DeleteBackupDialog server={id} backup={deleteAsked} onClose={() => setDeleteAsked(null)} />}
+      <RestoreDialog
+        server={id}
+        backup={restoreAsked}
+        onClose={() => setRestoreAsked(null)}
+        onStarted={(backup) => {
+          setStarted({ backup: backup.name, since: Date.now() });
+          setRestoreAsked(null);
+        }}
+      />
+      <DeleteBackupDialog server={id} backup={deleteAsked} onClose={() => setDeleteAsked(null)} />
     </section>
   );
 }
