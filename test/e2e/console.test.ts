@@ -41,7 +41,8 @@ async function startServer(page: Page): Promise<void> {
 }
 
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([startConsoleService(), launchBrowser()]);
+  // The tests leave the echo server running: it must stop with the service, not outlive the test's DATA_DIR.
+  [svc, browser] = await Promise.all([startConsoleService({ SERVERS_ON_SHUTDOWN: 'stop' }), launchBrowser()]);
   // One admin command at a time: concurrent ones can meet SQLite's "database is locked".
   await svc.user('margaret', 'margaret-password-1');
   await svc.user('helper', 'helper-password-1');
