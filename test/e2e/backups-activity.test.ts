@@ -194,4 +194,42 @@ describe('the web console: backups and activity', () => {
     await eventually(async () => (await page.getByText('No backups yet.').count()) === 1);
     await context.close();
   });
+
+  it('shows a refused lock beside its own backup, and a refused delete inside its dialog, gone when asked again', async () => {
+    const shelf = await svc.cli<{ identifier: string }>(['server:create', '--owner', 'linus', '--name', 'Shelf']);
+    const made = await api<{ attributes: { uuid: string } }>('POST', `/servers/${shelf.identifier}/backups`, { name: 'kept' });
+    await api('POST', `/servers/${shelf.identifier}/backups`, { name: 'gone' });
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'linus', 'linus-password-1', `/server/${shelf.identifier}/backups`);
+    const rows = page.getByRole('list', { name: 'Backups' }).getByRole('listitem');
+    await rows.filter({ hasText: 'gone' }).getByText('Completed').waitFor({ timeout: 15_000 });
+    await rows.filter({ hasText: 'kept' }).getByText('Completed').waitFor({ timeout: 15_000 });
+    // Deleted elsewhere while this page shows it: its lock is refused, and the refusal stays on its row.
+    const gone = (
+      await api<{ data: { attributes: { uuid: string; name: string } }[] }>('GET', `/servers/${shelf.identifier}/backups`)
+    ).data.find(({ attributes }) => attributes.name === 'gone')!;
+    await api('DELETE', `/servers/${shelf.identifier}/backups/${gone.attributes.uuid}`);
+    await page.getByRole('button', { name: 'Lock backup gone', exact: true }).click();
+    await rows.filter({ hasText: 'gone' }).getByRole('alert').waitFor();
+    expect(await rows.filter({ hasText: 'kept' }).getByRole('alert').count()).toBe(0);
+
+    // Locked elsewhere, then deleted from here: the dialog keeps the API's refusal and stays open.
+    await api('POST', `/servers/${shelf.identifier}/backups/${made.attributes.uuid}/lock`);
+    await page.getByRole('button', { name: 'Delete backup kept' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete “kept”?' });
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await dialog.getByRole('alert').waitFor();
+    expect(await dialog.getByRole('button', { name: 'Delete' }).isEnabled()).toBe(true);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // Closed, the dialog hands the focus back to the button that opened it.
+    await expect
+      .poll(() => page.evaluate<string | null>('document.activeElement.getAttribute("aria-label")'))
+      .toBe('Delete backup kept');
+    // Opened again, the question starts without the old answer.
+    await page.getByRole('button', { name: 'Delete backup kept' }).click();
+    expect(await page.getByRole('dialog', { name: 'Delete “kept”?' }).getByRole('alert').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
 });

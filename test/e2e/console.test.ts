@@ -6,7 +6,10 @@ import { auditPage, launchBrowser, newPage, signIn, startConsoleService, type Co
  * The live console (docs/reference/power-and-console.md#websocket, docs/reference/web-console.md): a real process's output over the
  * websocket, a command and its echo, power buttons, memory and CPU graphs from
  * `stats` frames, and power buttons disabled for a subuser without the
- * permission.
+ * permission. Commands faster than the socket's limit (10, then 1 a second:
+ * src/modules/websocket/websocket.frames.ts) are kept in the input with a
+ * polite message, whether the console held them back or the socket answered
+ * `throttled`; a power action over the API's rate limit says so too.
  */
 
 let svc: ConsoleService;
@@ -17,13 +20,34 @@ const POWER = ['Start', 'Restart', 'Stop', 'Kill'];
 const powerButton = (page: Page, name: string) =>
   page.getByRole('group', { name: 'Power' }).getByRole('button', { name, exact: true });
 const output = (page: Page) => page.getByRole('log', { name: 'Console output' });
+const commandInput = (page: Page) => page.getByLabel('Command');
+const THROTTLED = /Too many commands/;
+
+/** Types `line` and presses Enter; answers whether the console kept it in the input (not sent). */
+async function enterCommand(page: Page, line: string): Promise<boolean> {
+  await commandInput(page).fill(line);
+  await commandInput(page).press('Enter');
+  return (await commandInput(page).inputValue()) === line;
+}
+
+/** Starts the echo server from the console and waits until it runs (its socket is connected by then). */
+async function startServer(page: Page): Promise<void> {
+  await page
+    .getByText(/No output yet\.|ready/)
+    .first()
+    .waitFor();
+  if (await powerButton(page, 'Start').isEnabled()) await powerButton(page, 'Start').click();
+  await page.locator('.badge.state-running').waitFor({ timeout: 15_000 });
+}
 
 beforeAll(async () => {
-  [svc, browser] = await Promise.all([startConsoleService(), launchBrowser()]);
+  // The tests leave the echo server running: it must stop with the service, not outlive the test's DATA_DIR.
+  [svc, browser] = await Promise.all([startConsoleService({ SERVERS_ON_SHUTDOWN: 'stop' }), launchBrowser()]);
   // One admin command at a time: concurrent ones can meet SQLite's "database is locked".
   await svc.user('margaret', 'margaret-password-1');
   await svc.user('helper', 'helper-password-1');
   await svc.user('watcher', 'watcher-password-1');
+  await svc.user('hasty', 'hasty-password-1');
   server = await svc.echoServer('margaret', 'Apollo guidance', ['--memory', '256']);
   await svc.cli([
     'subuser:add',
@@ -118,6 +142,98 @@ describe('the web console: live console', () => {
     for (const name of POWER) expect(await powerButton(page, name).isDisabled(), name).toBe(true);
     expect(await page.getByLabel('Command').isDisabled()).toBe(true);
     expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('keeps a command sent faster than the socket takes them in the input, says so politely, and sends it after a moment', async () => {
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'margaret', 'margaret-password-1', `/server/${server.identifier}`);
+    await startServer(page);
+    // The socket takes 10 commands at once, then one a second: the console holds back the rest.
+    let kept = '';
+    for (let i = 1; i <= 30 && !kept; i++) if (await enterCommand(page, `burst ${i}`)) kept = `burst ${i}`;
+    expect(kept, 'a command held back').not.toBe('');
+    const notice = page.locator('#console-command-notice');
+    expect(await notice.getAttribute('aria-live')).toBe('polite');
+    await notice.getByText(THROTTLED).waitFor();
+    expect(await commandInput(page).inputValue()).toBe(kept);
+    await output(page).getByText('> burst 1', { exact: true }).waitFor();
+    expect(await output(page).getByText(`> ${kept}`, { exact: true }).count()).toBe(0);
+    await auditPage(page, 'console-throttled');
+
+    // A moment later the same command goes, and the message goes with it.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await page.getByRole('button', { name: 'Send' }).click();
+    await output(page).getByText(`> ${kept}`, { exact: true }).waitFor();
+    expect(await commandInput(page).inputValue()).toBe('');
+    expect(await notice.textContent()).toBe('');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('shows the recent lines each time the console is opened, even several times within the socket’s limit', async () => {
+    const { page, errors, context } = await newPage(browser);
+    await signIn(page, svc.base, 'margaret', 'margaret-password-1', `/server/${server.identifier}`);
+    await startServer(page);
+    await enterCommand(page, 'opened again');
+    await output(page).getByText('> opened again', { exact: true }).waitFor();
+    // The socket takes two `send logs` in 5 seconds; the third opening waits for it instead of staying empty.
+    const sections = page.getByRole('navigation', { name: 'Server sections' });
+    for (let i = 0; i < 3; i++) {
+      await sections.getByRole('link', { name: 'Backups' }).click();
+      await page.getByRole('heading', { name: 'Backups' }).waitFor();
+      await sections.getByRole('link', { name: 'Console' }).click();
+    }
+    await output(page).getByText('> opened again', { exact: true }).waitFor({ timeout: 10_000 });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('puts back a command the socket answered `throttled` to, and names it', async () => {
+    const { page, errors, context } = await newPage(browser);
+    // The page's clock runs on, but the test can move it: the console then believes the socket has room again.
+    await page.clock.install();
+    await signIn(page, svc.base, 'margaret', 'margaret-password-1', `/server/${server.identifier}`);
+    await startServer(page);
+    let held = false;
+    for (let i = 1; i <= 30 && !held; i++) held = await enterCommand(page, `fill ${i}`);
+    expect(held).toBe(true);
+    // A minute later by the page's clock, a few seconds by the socket's: the socket refuses what the console sends.
+    await page.clock.setSystemTime(Date.now() + 60_000);
+    let refused = '';
+    for (let i = 1; i <= 10 && !refused; i++) {
+      await enterCommand(page, `again ${i}`);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      if (await page.getByText(`Too many commands: “again ${i}” was not sent.`, { exact: false }).count()) refused = `again ${i}`;
+    }
+    expect(refused, 'a command the socket refused').not.toBe('');
+    expect(await commandInput(page).inputValue()).toBe(refused);
+    expect(await output(page).getByText(`> ${refused}`, { exact: true }).count()).toBe(0);
+    // The socket will not say `throttled` again for the next one: the console holds it back meanwhile.
+    expect(await enterCommand(page, refused)).toBe(true);
+    await page.locator('#console-command-notice').getByText(THROTTLED).waitFor();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('says so when a power action is over the rate limit, and lets it be tried again', async () => {
+    const own = await svc.echoServer('hasty', 'Hasty one');
+    const { page, context } = await newPage(browser);
+    await signIn(page, svc.base, 'hasty', 'hasty-password-1', `/server/${own.identifier}`);
+    await page.getByText('No output yet.').waitFor();
+    expect(await powerButton(page, 'Start').isEnabled()).toBe(true);
+    // Spend this user's requests for the minute (RATE_LIMIT_PER_MINUTE, 720 by default), 50 at a time.
+    const spent = await page.evaluate<number>(`(async () => {
+      for (let round = 0; round < 40; round++) {
+        const statuses = await Promise.all(Array.from({ length: 50 }, () => fetch('/api/client/account').then((r) => r.status)));
+        if (statuses.includes(429)) return round;
+      }
+      return -1;
+    })()`);
+    expect(spent).toBeGreaterThanOrEqual(0);
+    await powerButton(page, 'Start').click();
+    await page.getByText('Too many requests: the server was not started. Wait a moment and try again.').waitFor();
+    expect(await powerButton(page, 'Start').isEnabled()).toBe(true);
     await context.close();
   });
 });

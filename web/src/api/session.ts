@@ -1,4 +1,4 @@
-import { type QueryClient, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type QueryClient, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, post, rememberCsrfToken, request } from './client';
 import type { User } from './types';
 
@@ -49,7 +49,7 @@ export interface SignInAnswer {
   confirmation_token?: string;
 }
 
-export async function signIn(user: string, password: string): Promise<SignInAnswer> {
+async function signIn(user: string, password: string): Promise<SignInAnswer> {
   const body = await request<{ data: SignInAnswer }>('POST', '/auth/login', {
     body: { user, password },
     quietUnauthenticated: true,
@@ -58,7 +58,7 @@ export async function signIn(user: string, password: string): Promise<SignInAnsw
 }
 
 /** The second step of a two-factor sign-in: a code from the authenticator, or one of the recovery tokens. */
-export async function completeSignIn(
+async function completeSignIn(
   confirmationToken: string,
   answer: { code: string } | { recoveryToken: string },
 ): Promise<SignInAnswer> {
@@ -70,6 +70,34 @@ export async function completeSignIn(
     quietUnauthenticated: true,
   });
   return body.data;
+}
+
+/** Signed in: the session query asks again, and the page asked for stays where it is (a deep link survives). */
+function useSignedIn() {
+  const client = useQueryClient();
+  return () => client.invalidateQueries({ queryKey: SESSION_KEY });
+}
+
+/** POST /auth/login: signed in, or (two-factor) the confirmation token the next step needs. */
+export function useSignIn() {
+  const signedIn = useSignedIn();
+  return useMutation({
+    mutationFn: ({ user, password }: { user: string; password: string }) => signIn(user.trim(), password),
+    onSuccess: (answer) => (answer.complete || !answer.confirmation_token ? signedIn() : undefined),
+  });
+}
+
+/** POST /auth/login/checkpoint with the authenticator's code or a recovery token. */
+export function useCompleteSignIn(confirmationToken: string) {
+  const signedIn = useSignedIn();
+  return useMutation({
+    mutationFn: (answer: { code: string } | { recoveryToken: string }) =>
+      completeSignIn(
+        confirmationToken,
+        'code' in answer ? { code: answer.code.trim() } : { recoveryToken: answer.recoveryToken.trim() },
+      ),
+    onSuccess: () => signedIn(),
+  });
 }
 
 /**

@@ -1,10 +1,13 @@
 import { ApiError, get, messageOf } from '../api/client';
+import { serverUrl } from '../api/servers';
+import { FramePacer } from './frame-pacer';
 
 /**
  * A server's live connection: Pterodactyl's websocket (docs/reference/power-and-console.md#websocket), spoken as
  * Wings speaks it. Fetches a token from the client API, authenticates, renews
  * the token when told it is expiring, and reconnects after a drop. Pages
- * subscribe to the frames they show.
+ * subscribe to the frames they show. What the socket's rate limits would
+ * refuse is held back here (FramePacer), so the page can say so.
  */
 
 export type SocketState = 'connecting' | 'connected' | 'reconnecting' | 'unavailable';
@@ -20,6 +23,9 @@ interface Credentials {
 }
 
 type Listener = (frame: Frame) => void;
+
+/** What became of a frame: sent, held back by the socket's rate limit, or not sent because the socket is not live. */
+export type SendResult = 'sent' | 'throttled' | 'closed';
 
 const MAX_BACKOFF_MS = 10_000;
 
@@ -48,6 +54,7 @@ export class ServerSocket {
   private stopped = false;
   private attempts = 0;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private pacer = new FramePacer();
 
   constructor(private readonly server: string) {}
 
@@ -72,11 +79,21 @@ export class ServerSocket {
     return () => this.stateListeners.delete(listener);
   }
 
-  /** Sends a frame; false when the socket is not authenticated (the caller may use the HTTP route instead). */
-  send(event: string, ...args: unknown[]): boolean {
-    if (this.state !== 'connected' || this.socket?.readyState !== WebSocket.OPEN) return false;
+  /**
+   * Sends a frame. 'closed' when the socket is not authenticated (the caller may use the HTTP route
+   * instead); 'throttled' when the socket's rate limit would refuse it now (nothing was sent).
+   */
+  send(event: string, ...args: unknown[]): SendResult {
+    if (this.state !== 'connected' || this.socket?.readyState !== WebSocket.OPEN) return 'closed';
+    if (!this.pacer.admit(event)) return 'throttled';
     this.socket.send(JSON.stringify({ event, args }));
-    return true;
+    return 'sent';
+  }
+
+  /** The token, on open and to renew: counted by the pacer but never held back, since nothing else works without it. */
+  private authenticate(socket: WebSocket, token: string): void {
+    this.pacer.admit('auth');
+    socket.send(JSON.stringify({ event: 'auth', args: [token] }));
   }
 
   private setState(state: SocketState, problem: string | null = null): void {
@@ -86,7 +103,7 @@ export class ServerSocket {
   }
 
   private async credentials(): Promise<Credentials> {
-    const body = await get<{ data: Credentials }>(`/api/client/servers/${encodeURIComponent(this.server)}/websocket`);
+    const body = await get<{ data: Credentials }>(serverUrl(this.server, 'websocket'));
     this.permissions = permissionsOf(body.data.token);
     return body.data;
   }
@@ -108,7 +125,9 @@ export class ServerSocket {
     if (this.stopped) return;
     const socket = new WebSocket(credentials.socket);
     this.socket = socket;
-    socket.onopen = () => socket.send(JSON.stringify({ event: 'auth', args: [credentials.token] }));
+    // The service counts each socket's frames from its opening: so does the pacer.
+    this.pacer = new FramePacer();
+    socket.onopen = () => this.authenticate(socket, credentials.token);
     socket.onmessage = (message) => this.receive(socket, message.data);
     socket.onclose = () => {
       if (this.socket !== socket || this.stopped) return;
@@ -142,7 +161,7 @@ export class ServerSocket {
       case 'token expired':
         // A fresh token on the same socket, as Pterodactyl's front end does.
         this.credentials().then(
-          ({ token }) => socket.readyState === WebSocket.OPEN && socket.send(JSON.stringify({ event: 'auth', args: [token] })),
+          ({ token }) => socket.readyState === WebSocket.OPEN && this.authenticate(socket, token),
           (err: unknown) => {
             if (err instanceof ApiError && err.status === 403) {
               this.setState('unavailable', err.message);
@@ -150,6 +169,11 @@ export class ServerSocket {
             }
           },
         );
+        break;
+      case 'throttled':
+        // The socket refused a frame (args: its event, or `global`) and will not say so again for the next:
+        // hold that kind back until the socket has room for it again.
+        this.pacer.exhaust(String(frame.args[0] ?? 'global'));
         break;
       case 'jwt error':
         // A token the socket would not take: closing makes a new attempt with a fresh one (and a 403 then says why).

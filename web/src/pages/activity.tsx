@@ -1,22 +1,16 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useSearch } from 'wouter-preact';
-import { eventText } from '../lib/event-text';
-import { get, query } from '../api/client';
+import { useActivity, type ActivityFilters } from '../api/activity';
+import { query } from '../api/client';
 import { useSignedInUser } from '../api/session';
-import type { ActivityEntry, List } from '../api/types';
+import { eventText } from '../lib/event-text';
 import { ErrorText, Loading } from '../components/ui';
 import { dateTime } from '../lib/format';
 import { useServer } from '../lib/server-context';
 
 /** The server's activity log (docs/reference/activity.md#entries, docs/reference/activity.md#listing): filters for event, IP and actor, sort, pages, every entry's properties. */
 
-interface Filters {
-  event: string;
-  ip: string;
-  actor: string;
-  sort: '-timestamp' | 'timestamp';
-}
+type Filters = ActivityFilters;
 
 const PER_PAGE = 25;
 const EMPTY: Filters = { event: '', ip: '', actor: '', sort: '-timestamp' };
@@ -67,33 +61,20 @@ export function ActivitySection() {
     () => new Map(user.uuid ? [[user.uuid, `${user.username} (you)`]] : []),
   );
 
-  const entries = useQuery({
-    queryKey: ['activity', id, filters, page],
-    queryFn: async ({ signal }) => {
-      const answer = await get<List<{ attributes: ActivityEntry }>>(
-        `/api/client/servers/${encodeURIComponent(id)}/activity${query({
-          page,
-          per_page: PER_PAGE,
-          sort: filters.sort,
-          'filter[event]': filters.event.trim(),
-          'filter[ip]': filters.ip.trim(),
-          'filter[actor_id]': filters.actor,
-        })}`,
-        signal,
-      );
-      setActors((known) => {
-        const added = answer.data
-          .map(({ attributes }) => attributes.relationships.actor.attributes)
-          .filter((actor): actor is NonNullable<typeof actor> => actor !== null && !known.has(actor.uuid));
-        if (added.length === 0) return known;
-        const next = new Map(known);
-        for (const actor of added) next.set(actor.uuid, actor.username);
-        return next;
-      });
-      return answer;
-    },
-    placeholderData: keepPreviousData,
-  });
+  const entries = useActivity(id, filters, page, PER_PAGE);
+  const shown = entries.data;
+  useEffect(() => {
+    if (!shown) return;
+    setActors((known) => {
+      const added = shown.data
+        .map(({ attributes }) => attributes.relationships.actor.attributes)
+        .filter((actor): actor is NonNullable<typeof actor> => actor !== null && !known.has(actor.uuid));
+      if (added.length === 0) return known;
+      const next = new Map(known);
+      for (const actor of added) next.set(actor.uuid, actor.username);
+      return next;
+    });
+  }, [shown]);
 
   const apply = (event: Event) => {
     event.preventDefault();

@@ -1,9 +1,10 @@
+/** The server list (GET /api/client): each server the user can see, its limits, and its live state and figures. */
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter-preact';
-import { get } from '../api/client';
+import { useServerResources } from '../api/resources';
 import { serversQuery } from '../api/servers';
 import type { ServerAttributes } from '../api/types';
-import { ErrorText, Loading } from '../components/ui';
+import { ErrorText, Loading, StateBadge } from '../components/ui';
 import { bytes } from '../lib/format';
 
 const STATUS_LABELS: Record<string, string> = {
@@ -22,29 +23,14 @@ function limitsText({ limits }: ServerAttributes): string {
   return parts.length > 0 ? parts.join(' · ') : 'No limits';
 }
 
-interface Resources {
-  attributes: { current_state: string; is_suspended: boolean; resources: { memory_bytes: number; cpu_absolute: number } };
-}
-
-const STATE_LABELS: Record<string, string> = {
-  running: 'Running',
-  starting: 'Starting',
-  stopping: 'Stopping',
-  offline: 'Offline',
-};
-
 /** A server's live state, memory and CPU (GET .../resources), asked again every 10 seconds. */
 function LiveFigures({ identifier }: { identifier: string }) {
-  const live = useQuery({
-    queryKey: ['servers', identifier, 'resources'],
-    queryFn: ({ signal }) => get<Resources>(`/api/client/servers/${encodeURIComponent(identifier)}/resources`, signal),
-    refetchInterval: 10_000,
-  });
+  const live = useServerResources(identifier, { refetchIntervalMs: 10_000 });
   if (!live.data) return null;
   const { current_state: state, resources } = live.data.attributes;
   return (
     <span class="small live-figures">
-      <span class={`badge state-${state}`}>{STATE_LABELS[state] ?? state}</span>{' '}
+      <StateBadge state={state} />{' '}
       {state !== 'offline' && (
         <span class="muted">
           {bytes(resources.memory_bytes)} · {resources.cpu_absolute.toFixed(1)} % CPU
