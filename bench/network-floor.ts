@@ -114,12 +114,18 @@ async function until(check: () => boolean, what: string): Promise<void> {
 /** cgroup v1 settings a plain server is moved into: controller → file → value (an empty map: the cgroup alone). */
 type CgroupSettings = Readonly<Record<string, Readonly<Record<string, string>>>>;
 
-async function startPlain(name: string, inNamespace: boolean, cgroup?: { path: string; settings: CgroupSettings }): Promise<EchoServer> {
+async function startPlain(
+  name: string,
+  inNamespace: boolean,
+  cgroup?: { path: string; settings: CgroupSettings },
+): Promise<EchoServer> {
   const server = newServerDir(name);
-  const [file, args] = inNamespace
-    ? [ip!, ['netns', 'exec', namespace, 'python3', 'echo.py']]
-    : ['python3', ['echo.py']];
-  server.process = spawn(file, args, { cwd: server.dir, stdio: 'ignore', env: { ...process.env, SERVER_PORT: String(server.port) } });
+  const [file, args] = inNamespace ? [ip!, ['netns', 'exec', namespace, 'python3', 'echo.py']] : ['python3', ['echo.py']];
+  server.process = spawn(file, args, {
+    cwd: server.dir,
+    stdio: 'ignore',
+    env: { ...process.env, SERVER_PORT: String(server.port) },
+  });
   for (const [controller, settings] of Object.entries(cgroup?.settings ?? {})) {
     const dir = path.join('/sys/fs/cgroup', controller, cgroup!.path);
     fs.mkdirSync(dir, { recursive: true });
@@ -295,7 +301,18 @@ try {
   const box = await startBox('box', { seccomp: true, cpuLimit: true });
   const boxNoSeccomp = await startBox('box, no seccomp', { seccomp: false, cpuLimit: true });
   const boxNoCpuLimit = await startBox('box, no cpu limit', { seccomp: true, cpuLimit: false });
-  const inside = [inNamespace, inCpuCgroup, inCpuCgroupNoQuota, inShallowCpuCgroup, inHeavyCgroup, inLightCgroup, inMemoryCgroup, box, boxNoSeccomp, boxNoCpuLimit];
+  const inside = [
+    inNamespace,
+    inCpuCgroup,
+    inCpuCgroupNoQuota,
+    inShallowCpuCgroup,
+    inHeavyCgroup,
+    inLightCgroup,
+    inMemoryCgroup,
+    box,
+    boxNoSeccomp,
+    boxNoCpuLimit,
+  ];
   const direct = (withTable: boolean): Step[] => [
     { name: 'loopback', host: '127.0.0.1', server: onHost, withTable },
     ...inside.map((server) => ({ name: `${server.name}, inside address`, host: subnet.inside, server, withTable })),
@@ -303,7 +320,9 @@ try {
   const allSteps: Step[] = [
     ...direct(false),
     ...direct(true),
-    ...(hostAddress ? [{ name: `netns, dnat from ${hostAddress}`, host: hostAddress, server: inNamespace, withTable: true }] : []),
+    ...(hostAddress
+      ? [{ name: `netns, dnat from ${hostAddress}`, host: hostAddress, server: inNamespace, withTable: true }]
+      : []),
     ...inside.map((server) => ({ name: `${server.name}, published 127.0.0.1`, host: '127.0.0.1', server, withTable: true })),
   ];
   await syscallCosts([box, boxNoSeccomp, boxNoCpuLimit]);
@@ -334,7 +353,9 @@ try {
       [...list].sort((a, b) => a - b),
       50,
     );
-  console.log(`TCP round trip from 127.0.0.1's side, ${PINGS} pings a figure, ${ROUNDS} rounds (median of the rounds' medians)\n`);
+  console.log(
+    `TCP round trip from 127.0.0.1's side, ${PINGS} pings a figure, ${ROUNDS} rounds (median of the rounds' medians)\n`,
+  );
   console.log(
     table(
       ['step', 'round trip (µs)', 'loopback / step'],
