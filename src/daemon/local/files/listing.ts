@@ -42,10 +42,16 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export async function listFolder(dir: SafeDir, staleBefore: number): Promise<VolumeEntry[]> {
   const names: string[] = [];
-  const batches: Promise<VolumeEntry[]>[] = [];
+  const batches: Promise<AnsweredBatch>[] = [];
   const sendBatch = (count: number) => {
     const batch = names.splice(0, count);
-    batches.push(lstatInWorker(dir.path, batch).then((answer) => batchEntries(dir, batch, answer, staleBefore)));
+    // Never rejects: a failure is kept until every batch is in (an unawaited rejection would be unhandled).
+    batches.push(
+      lstatInWorker(dir.path, batch).then(
+        (answer) => ({ names: batch, answer }),
+        (error: unknown) => ({ names: batch, error }),
+      ),
+    );
   };
   // Streamed (fs.Dir, a few hundred names per getdents): a 100,000-name readdir would hold the event loop as one block.
   const listing = fs.opendirSync(dir.path, { bufferSize: DIR_BUFFER });
@@ -66,14 +72,30 @@ export async function listFolder(dir: SafeDir, staleBefore: number): Promise<Vol
   }
   if (batches.length === 0) return lstatHere(dir, names, staleBefore);
   if (names.length > 0) sendBatch(names.length);
-  // Every batch settled before the folder is released: a worker must not lstat through a descriptor number reused since.
-  const settled = await Promise.allSettled(batches);
+  // Batches become entries here, as they are answered, in slices: answers that arrived together are not one long block.
+  // Every batch is awaited before the folder is released: a worker must not lstat through a descriptor number reused since.
   const entries: VolumeEntry[] = [];
-  for (const result of settled) {
-    if (result.status === 'rejected') throw result.reason;
-    for (const entry of result.value) entries.push(entry);
+  let failure: { error: unknown } | null = null;
+  sliceStart = performance.now();
+  for (const batch of batches) {
+    const answered = await batch;
+    if (answered.answer === undefined) failure ??= { error: answered.error };
+    else if (failure === null)
+      for (const entry of batchEntries(dir, answered.names, answered.answer, staleBefore)) entries.push(entry);
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
   }
+  if (failure !== null) throw failure.error;
   return entries;
+}
+
+/** A batch of names sent to a worker, with its answer or its failure. */
+interface AnsweredBatch {
+  readonly names: readonly string[];
+  readonly answer?: LstatBatch;
+  readonly error?: unknown;
 }
 
 /** A small folder's entries, lstat'ed on this thread in slices of at most SLICE_MS. */
