@@ -42,16 +42,27 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export async function listFolder(dir: SafeDir, staleBefore: number): Promise<VolumeEntry[]> {
   const names: string[] = [];
-  const batches: Promise<AnsweredBatch>[] = [];
+  const batches: SentBatch[] = [];
+  const entries: VolumeEntry[] = [];
+  let converted = 0;
+  let failure: { error: unknown } | null = null;
   const sendBatch = (count: number) => {
-    const batch = names.splice(0, count);
+    const batch: SentBatch = { names: names.splice(0, count), settled: Promise.resolve(), done: false };
     // Never rejects: a failure is kept until every batch is in (an unawaited rejection would be unhandled).
-    batches.push(
-      lstatInWorker(dir.path, batch).then(
-        (answer) => ({ names: batch, answer }),
-        (error: unknown) => ({ names: batch, error }),
-      ),
+    batch.settled = lstatInWorker(dir.path, batch.names).then(
+      (answer) => Object.assign(batch, { answer, done: true }),
+      (error: unknown) => Object.assign(batch, { error, done: true }),
     );
+    batches.push(batch);
+  };
+  /** Answered batches, in order, become entries until `until` (performance.now()); Wings' order within each is kept. */
+  const convertAnswered = (until: number) => {
+    while (converted < batches.length && batches[converted]!.done && performance.now() < until) {
+      const batch = batches[converted++]!;
+      if (batch.answer === undefined) failure ??= { error: batch.error };
+      else if (failure === null)
+        for (const entry of batchEntries(dir, batch.names, batch.answer, staleBefore)) entries.push(entry);
+    }
   };
   // Streamed (fs.Dir, a few hundred names per getdents): a 100,000-name readdir would hold the event loop as one block.
   const listing = fs.opendirSync(dir.path, { bufferSize: DIR_BUFFER });
@@ -64,6 +75,7 @@ export async function listFolder(dir: SafeDir, staleBefore: number): Promise<Vol
       }
       if (performance.now() - sliceStart >= SLICE_MS) {
         await nextTurn();
+        convertAnswered(performance.now() + SLICE_MS / 2);
         sliceStart = performance.now();
       }
     }
@@ -72,30 +84,24 @@ export async function listFolder(dir: SafeDir, staleBefore: number): Promise<Vol
   }
   if (batches.length === 0) return lstatHere(dir, names, staleBefore);
   if (names.length > 0) sendBatch(names.length);
-  // Batches become entries here, as they are answered, in slices: answers that arrived together are not one long block.
-  // Every batch is awaited before the folder is released: a worker must not lstat through a descriptor number reused since.
-  const entries: VolumeEntry[] = [];
-  let failure: { error: unknown } | null = null;
-  sliceStart = performance.now();
-  for (const batch of batches) {
-    const answered = await batch;
-    if (answered.answer === undefined) failure ??= { error: answered.error };
-    else if (failure === null)
-      for (const entry of batchEntries(dir, answered.names, answered.answer, staleBefore)) entries.push(entry);
-    if (performance.now() - sliceStart >= SLICE_MS) {
-      await nextTurn();
-      sliceStart = performance.now();
-    }
+  // The rest as they are answered, in slices: answers that arrived together are not one long block. Every batch is
+  // awaited before the folder is released: a worker must not lstat through a descriptor number reused since.
+  while (converted < batches.length) {
+    await batches[converted]!.settled;
+    convertAnswered(performance.now() + SLICE_MS);
+    if (converted < batches.length && batches[converted]!.done) await nextTurn();
   }
-  if (failure !== null) throw failure.error;
+  if (failure !== null) throw (failure as { error: unknown }).error;
   return entries;
 }
 
-/** A batch of names sent to a worker, with its answer or its failure. */
-interface AnsweredBatch {
-  readonly names: readonly string[];
-  readonly answer?: LstatBatch;
-  readonly error?: unknown;
+/** A batch of names sent to a worker; `done` once its answer (or its failure) is in. */
+interface SentBatch {
+  readonly names: string[];
+  settled: Promise<unknown>;
+  done: boolean;
+  answer?: LstatBatch;
+  error?: unknown;
 }
 
 /** A small folder's entries, lstat'ed on this thread in slices of at most SLICE_MS. */
