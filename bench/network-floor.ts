@@ -375,16 +375,18 @@ try {
     }),
   );
 } finally {
-  for (const server of servers) await stop(server);
+  // Each step whatever the others did: the folder is removed even when a cgroup is still busy.
+  for (const server of servers)
+    await stop(server).catch((err: unknown) => console.error(`stopping ${server.name}: ${String(err)}`));
   await removeTable().catch(() => undefined);
   await runTool(ip, ['netns', 'del', namespace]).catch(() => undefined);
-  for (const dir of cgroupDirs) fs.rmdirSync(dir);
-  // runc removed each box's cgroup; their parent is ours to remove (cgroup v1: one per hierarchy).
-  for (const hierarchy of fs.readdirSync('/sys/fs/cgroup')) {
+  // The plain servers' cgroups, then their parent (runc removed the boxes'; cgroup v1: one per hierarchy).
+  const parents = fs.readdirSync('/sys/fs/cgroup').map((hierarchy) => path.join('/sys/fs/cgroup', hierarchy, 'quetzal-bench'));
+  for (const dir of [...cgroupDirs, ...parents]) {
     try {
-      fs.rmdirSync(path.join('/sys/fs/cgroup', hierarchy, 'quetzal-bench'));
-    } catch {
-      // not in this hierarchy (cgroup v2: runc's own cleanup)
+      fs.rmdirSync(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') console.error(`could not remove the cgroup ${dir}: ${String(err)}`);
     }
   }
   fs.rmSync(root, { recursive: true, force: true });
