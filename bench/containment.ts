@@ -23,7 +23,9 @@
  *   confined start and stop now pay over issue 11's; and a TCP round trip
  *   (one byte-line echoed, PINGS in a row) and throughput (THROUGHPUT_MB
  *   sent) to the same Python server, confined behind a published port and
- *   unconfined on the host's loopback, in the same run. Target: ≥ 90%.
+ *   unconfined on the host's loopback, in the same run, ten rounds
+ *   alternating (bench/network-floor.ts takes the difference apart).
+ *   Target: ≥ 90%.
  *
  * Needs root, runc, ip and nft. Leaves nothing behind (its servers are stopped, its
  * folder removed), except after a SIGKILL: then `runc --root <dir>/run/runc
@@ -33,7 +35,6 @@
  */
 import { randomInt, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -41,6 +42,7 @@ import type { DaemonServer } from '../src/daemon/daemon.js';
 import { resolveContainment } from '../src/daemon/local/container/container-runtime.js';
 import { LocalDaemon } from '../src/daemon/local/local-daemon.js';
 import { formatMs, percentile, table } from './lib/stats.js';
+import { ECHO_PY, medianRoundTripMs, throughputMBps } from './lib/tcp-echo.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,6 +54,8 @@ const { values } = parseArgs({
   },
 });
 const PINGS = Number(values.pings);
+/** Round-trip figures per side, taken alternately. */
+const ROUND_TRIP_ROUNDS = 10;
 const THROUGHPUT_MB = Number(values['throughput-mb']);
 const RUNS = Number(values.runs);
 const CONTAINERS = Number(values.containers);
@@ -75,81 +79,6 @@ await unconfined.start();
 
 function newServer(startup: string, allocations?: DaemonServer['allocations']): DaemonServer {
   return { uuid: randomUUID(), startup, stopCommand: null, limits: LIMITS, ...(allocations ? { allocations } : {}) };
-}
-
-/** TCP on 0.0.0.0:SERVER_PORT: `ping` lines answered with `pong`, `sink` read to EOF and its byte count answered. */
-const ECHO_PY = `
-import os, socket, threading
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(('0.0.0.0', int(os.environ['SERVER_PORT']))); s.listen(8)
-open('ready', 'w').close()
-def serve(c):
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    kind = c.recv(5)
-    if kind == b'sink\\n':
-        n = 0
-        while True:
-            b = c.recv(1 << 20)
-            if not b: break
-            n += len(b)
-        c.sendall(f"{n}\\n".encode())
-    else:
-        f = c.makefile('rb')
-        c.sendall(b'pong\\n')
-        for line in f: c.sendall(b'pong\\n')
-    c.close()
-while True:
-    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
-`;
-
-/** Median round trip (ms) of PINGS one-line exchanges on one connection. */
-async function roundTrips(port: number): Promise<number> {
-  const socket = net.connect({ host: '127.0.0.1', port, noDelay: true });
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  const times: number[] = [];
-  let waiting: (() => void) | null = null;
-  let buffered = '';
-  socket.on('data', (chunk) => {
-    buffered += chunk.toString();
-    while (buffered.includes('\n')) {
-      buffered = buffered.slice(buffered.indexOf('\n') + 1);
-      waiting?.();
-    }
-  });
-  for (let i = 0; i <= PINGS; i++) {
-    const start = process.hrtime.bigint();
-    await new Promise<void>((resolve) => {
-      waiting = resolve;
-      socket.write('ping\n');
-    });
-    if (i > 0) times.push(elapsedMs(start));
-  }
-  socket.destroy();
-  return percentile(
-    times.sort((a, b) => a - b),
-    50,
-  );
-}
-
-/** MB/s of THROUGHPUT_MB sent and counted by the server. */
-async function throughput(port: number): Promise<number> {
-  const socket = net.connect({ host: '127.0.0.1', port });
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  const chunk = Buffer.alloc(1 << 20, 7);
-  const start = process.hrtime.bigint();
-  const answer = new Promise<string>((resolve) => {
-    let text = '';
-    socket.on('data', (data) => (text += data.toString()));
-    socket.on('end', () => resolve(text));
-  });
-  socket.write('sink\n');
-  for (let i = 0; i < THROUGHPUT_MB; i++) {
-    if (!socket.write(chunk)) await new Promise((resolve) => socket.once('drain', resolve));
-  }
-  socket.end();
-  const counted = Number((await answer).trim());
-  if (counted !== THROUGHPUT_MB * chunk.length) throw new Error(`the server counted ${counted} bytes`);
-  return THROUGHPUT_MB / (elapsedMs(start) / 1000);
 }
 
 /** The echo server started by `daemon` with one allocation on 0.0.0.0; its port once it listens. */
@@ -267,12 +196,22 @@ try {
   const inside = await echoServer(confined);
   const onHost = await echoServer(unconfined);
   const rows: string[][] = [];
-  const rtt = { inside: await roundTrips(inside.port), host: await roundTrips(onHost.port) };
-  const mbps = { inside: await throughput(inside.port), host: await throughput(onHost.port) };
+  // Alternating, ROUND_TRIP_ROUNDS times each: one figure taken after the other drifts with the machine's load.
+  const trips = { inside: [] as number[], host: [] as number[] };
+  for (let round = 0; round < ROUND_TRIP_ROUNDS; round++) {
+    const order = round % 2 === 0 ? (['inside', 'host'] as const) : (['host', 'inside'] as const);
+    for (const where of order)
+      trips[where].push(await medianRoundTripMs('127.0.0.1', (where === 'inside' ? inside : onHost).port, PINGS));
+  }
+  const rtt = { inside: median(trips.inside), host: median(trips.host) };
+  const mbps = {
+    inside: await throughputMBps('127.0.0.1', inside.port, THROUGHPUT_MB),
+    host: await throughputMBps('127.0.0.1', onHost.port, THROUGHPUT_MB),
+  };
   rows.push([
-    'round trip, median (ms)',
-    formatMs(rtt.host),
-    formatMs(rtt.inside),
+    'round trip, median (µs)',
+    (rtt.host * 1000).toFixed(1),
+    (rtt.inside * 1000).toFixed(1),
     `${((rtt.host / rtt.inside) * 100).toFixed(0)}%`,
   ]);
   rows.push([
@@ -281,7 +220,9 @@ try {
     mbps.inside.toFixed(0),
     `${((mbps.inside / mbps.host) * 100).toFixed(0)}%`,
   ]);
-  console.log(`TCP to the same Python server from 127.0.0.1: ${PINGS} round trips, ${THROUGHPUT_MB} MB sent\n`);
+  console.log(
+    `TCP to the same Python server from 127.0.0.1: ${PINGS} round trips × ${ROUND_TRIP_ROUNDS} rounds alternating (median of the rounds' medians), ${THROUGHPUT_MB} MB sent\n`,
+  );
   console.log(table(['', 'host loopback (unconfined)', 'published port (confined)', 'confined / host'], rows));
   console.log('');
   await confined.power(inside.server, 'kill');
