@@ -19,7 +19,7 @@ export default defineConfig({
     // measures none (src/modules/users/passwords.ts); processes the tests start inherit it.
     env: { PASSWORD_HASH_COST: '10' },
     // Two cores on CI: parallel files beyond that only add contention.
-    maxWorkers: 3,
+    maxWorkers: 2,
     reporters: ['default'],
   },
 });

@@ -3,6 +3,7 @@
  * nothing on disk. The reasoning behind each rule is in docs/RESTORE.md.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -49,16 +50,20 @@ export async function createArchive(opts: {
       done(null, chunk);
     },
   });
+  const output = createWriteStream(temporary, { flags: 'wx', mode: 0o600, flush: true });
   try {
     await pipeline(
       Readable.from(tarStream(volumeDir, new IgnoreMatcher(ignore), signal), { objectMode: false }),
       createGzip({ level: zlibConstants.Z_BEST_SPEED }),
       measure,
-      createWriteStream(temporary, { flags: 'wx', mode: 0o600, flush: true }),
+      output,
       signal ? { signal } : {},
     );
     await fs.rename(temporary, archivePath);
   } catch (err) {
+    // A pipeline that fails at once rejects while the file's open may still be on the thread pool: removed
+    // before that open ends, the temporary would be created after it and stay. Its close comes after the open.
+    if (!output.closed) await once(output, 'close').catch(() => undefined);
     await fs.rm(temporary, { force: true }).catch(() => undefined);
     throw err;
   }
