@@ -137,19 +137,54 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+/** What each page saw (console messages, failed or refused requests), for a failure's message. */
+const pageLogs = new WeakMap<Page, string[]>();
+
 /** A fresh browser profile (its own cookies), at a desktop size; page errors fail the test that looks. */
 export async function newPage(browser: Browser): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'UTC', locale: 'en-GB' });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const log: string[] = [];
+  pageLogs.set(page, log);
+  page.on('pageerror', (error) => {
+    errors.push(error.message);
+    log.push(`pageerror: ${error.message}`);
+  });
+  page.on('console', (message) => log.push(`console.${message.type()}: ${message.text()}`));
+  page.on('requestfailed', (request) => log.push(`failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) log.push(`${response.status()}: ${response.url()}`);
+  });
   return { context, page, errors };
 }
 
+/** The page's address, what it shows and what it logged: what a timed-out wait says. */
+async function describePage(page: Page): Promise<string> {
+  const text = await page.evaluate<string>('document.body ? document.body.innerText : "(no body)"').catch(() => '(unreadable)');
+  return `at ${page.url()}, showing ${JSON.stringify(text.slice(0, 300))}; log: ${JSON.stringify(pageLogs.get(page) ?? [])}`;
+}
+
+/**
+ * Opens `path` signed out and signs in through the form. The form's first
+ * field gets 20 s; if it has not appeared, the page is loaded once more (what
+ * the first showed goes to stderr, so a recurrence is seen), and a second
+ * miss fails with that description.
+ */
 export async function signIn(page: Page, base: string, user: string, password: string, path = '/'): Promise<void> {
   await page.goto(base + path);
-  await page.getByLabel('Username or email').fill(user);
+  const field = page.getByLabel('Username or email');
+  try {
+    await field.waitFor({ timeout: 20_000 });
+  } catch {
+    console.error(`e2e signIn: no sign-in form after 20 s, loading again; the page was ${await describePage(page)}`);
+    await page.goto(base + path);
+    await field.waitFor({ timeout: 20_000 }).catch(async (error: unknown) => {
+      throw new Error(`no sign-in form ${await describePage(page)}`, { cause: error });
+    });
+  }
+  await field.fill(user);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
