@@ -40,8 +40,22 @@ interface ConfirmProps {
   children?: ComponentChildren;
 }
 
-/** A modal question with the browser's own <dialog>: focus is trapped, Escape cancels. */
-export function ConfirmDialog({ open, title, confirmLabel, danger, busy, error, onConfirm, onCancel, children }: ConfirmProps) {
+/**
+ * A modal with the browser's own <dialog>, shown while `open`: focus is
+ * trapped, Escape asks `onCancel`, the heading given `titleId` names it.
+ */
+export function Modal({
+  open,
+  class: className,
+  onCancel,
+  children,
+}: {
+  open: boolean;
+  class?: string;
+  onCancel(): void;
+  /** Given the id its heading must carry (the dialog's accessible name). */
+  children: (titleId: string) => ComponentChildren;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {
@@ -53,32 +67,43 @@ export function ConfirmDialog({ open, title, confirmLabel, danger, busy, error, 
   return (
     <dialog
       ref={ref}
-      class="dialog"
+      class={className ? `dialog ${className}` : 'dialog'}
       aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault();
         onCancel();
       }}
     >
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          onConfirm();
-        }}
-      >
-        <h2 id={titleId}>{title}</h2>
-        {children}
-        <ErrorText error={error} />
-        <div class="actions">
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-          <button type="submit" class={danger ? 'danger' : 'primary'} disabled={busy}>
-            {confirmLabel}
-          </button>
-        </div>
-      </form>
+      {children(titleId)}
     </dialog>
+  );
+}
+
+/** A modal question: Cancel, or the confirming button (a request's error shown above them). */
+export function ConfirmDialog({ open, title, confirmLabel, danger, busy, error, onConfirm, onCancel, children }: ConfirmProps) {
+  return (
+    <Modal open={open} onCancel={onCancel}>
+      {(titleId) => (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            onConfirm();
+          }}
+        >
+          <h2 id={titleId}>{title}</h2>
+          {children}
+          <ErrorText error={error} />
+          <div class="actions">
+            <button type="button" onClick={onCancel}>
+              Cancel
+            </button>
+            <button type="submit" class={danger ? 'danger' : 'primary'} disabled={busy}>
+              {confirmLabel}
+            </button>
+          </div>
+        </form>
+      )}
+    </Modal>
   );
 }
 

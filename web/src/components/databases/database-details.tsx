@@ -4,7 +4,6 @@
  * while this is open, for who holds `database.view_password`), the
  * JDBC-style connection string, and "Rotate password".
  */
-import { useEffect, useId, useRef } from 'preact/hooks';
 import {
   connectionStringOf,
   endpointOf,
@@ -14,7 +13,7 @@ import {
   type ServerDatabase,
 } from '../../api/databases';
 import { useServer } from '../../lib/server-context';
-import { ErrorText } from '../ui';
+import { ErrorText, Modal } from '../ui';
 
 interface DatabaseDetailsProps {
   /** The database shown; null: the dialog is closed. */
@@ -23,28 +22,15 @@ interface DatabaseDetailsProps {
 }
 
 export function DatabaseDetails({ database, onClose }: DatabaseDetailsProps) {
-  const ref = useRef<HTMLDialogElement>(null);
-  const titleId = useId();
-  const open = database !== null;
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
   return (
-    <dialog
-      ref={ref}
-      class="dialog database-details"
-      aria-labelledby={titleId}
-      onCancel={(event) => {
-        event.preventDefault();
-        onClose();
-      }}
-    >
-      <h2 id={titleId}>Database connection details</h2>
-      {database && <DetailsBody database={database} onClose={onClose} />}
-    </dialog>
+    <Modal open={database !== null} class="database-details" onCancel={onClose}>
+      {(titleId) => (
+        <>
+          <h2 id={titleId}>Database connection details</h2>
+          {database && <DetailsBody database={database} onClose={onClose} />}
+        </>
+      )}
+    </Modal>
   );
 }
 
