@@ -167,22 +167,58 @@ async function describePage(page: Page): Promise<string> {
 }
 
 /**
- * Opens `path` signed out and signs in through the form. The form's first
- * field gets 20 s; if it has not appeared, the page is loaded once more (what
- * the first showed goes to stderr, so a recurrence is seen), and a second
- * miss fails with that description.
+ * Resolves when one of the page's requests fails with ERR_NETWORK_CHANGED:
+ * Chromium aborts every request in flight, loopback included, when an
+ * interface or address of its network namespace changes, as the tests that
+ * make servers' network namespaces do (a veth's host end comes and goes).
+ */
+function networkChange(page: Page): { seen: Promise<void>; dispose: () => void } {
+  let dispose = (): void => {};
+  const seen = new Promise<void>((resolve) => {
+    const onFailed = (request: { failure(): { errorText: string } | null }): void => {
+      if (request.failure()?.errorText.includes('ERR_NETWORK_CHANGED')) resolve();
+    };
+    page.on('requestfailed', onFailed);
+    dispose = () => page.off('requestfailed', onFailed);
+  });
+  return { seen, dispose };
+}
+
+const SIGN_IN_LOADS = 4;
+
+/**
+ * Opens `path` signed out and signs in through the form. A load that a
+ * network change cut short (networkChange above) is loaded again at once,
+ * up to SIGN_IN_LOADS times, saying so on stderr; otherwise the form's
+ * first field gets 20 s, then one more load, and a miss fails with what the
+ * page showed and logged.
  */
 export async function signIn(page: Page, base: string, user: string, password: string, path = '/'): Promise<void> {
-  await page.goto(base + path);
   const field = page.getByLabel('Username or email');
-  try {
-    await field.waitFor({ timeout: 20_000 });
-  } catch {
-    console.error(`e2e signIn: no sign-in form after 20 s, loading again; the page was ${await describePage(page)}`);
-    await page.goto(base + path);
-    await field.waitFor({ timeout: 20_000 }).catch(async (error: unknown) => {
-      throw new Error(`no sign-in form ${await describePage(page)}`, { cause: error });
-    });
+  for (let load = 1; ; load++) {
+    const change = networkChange(page);
+    try {
+      const outcome = await Promise.race([
+        page
+          .goto(base + path)
+          .then(() => field.waitFor({ timeout: 20_000 }))
+          .then(
+            () => 'form' as const,
+            (error: unknown) => (String(error).includes('ERR_NETWORK_CHANGED') ? ('changed' as const) : error),
+          ),
+        change.seen.then(() => 'changed' as const),
+      ]);
+      if (outcome === 'form') break;
+      const why = outcome === 'changed' ? 'a network change cut the load short' : 'no sign-in form after 20 s';
+      if (load >= SIGN_IN_LOADS || (outcome !== 'changed' && load >= 2)) {
+        throw new Error(`no sign-in form (${why}) ${await describePage(page)}`, {
+          cause: outcome === 'changed' ? undefined : outcome,
+        });
+      }
+      console.error(`e2e signIn: ${why}, loading again; the page was ${await describePage(page)}`);
+    } finally {
+      change.dispose();
+    }
   }
   await field.fill(user);
   await page.getByLabel('Password').fill(password);
