@@ -10,7 +10,10 @@
  *       download URL (`curl -s -o /dev/null`), against `cp` of the same file
  *       (and `cp` then `sync -f`, since a write fsyncs before its rename);
  *       with the service process's RSS growth while each runs (sampled every
- *       10 ms from /proc: the bytes stream, it must stay flat)
+ *       10 ms from /proc: the bytes stream, it must stay flat); and the same
+ *       `curl -T` to a C server (bench/files-lib/http-sink.c, built with `cc`)
+ *       that only discards the body, and one that splice(2)s it into a file and
+ *       fsyncs it: the floor any HTTP server pays on this machine
  *
  * Each figure runs --runs times; medians, the spread, and the ratio to the
  * same-run baseline are printed. FILES_CPU_PROF=<dir> runs the service under
@@ -85,8 +88,11 @@ interface Timed<T> {
   result: T;
 }
 
-/** Wall time of `work`, the service's CPU time, and its peak RSS growth (MiB) while it runs, sampled every 10 ms. */
+/** After a `sync`, the wall time of `work`, the service's CPU time, and its peak RSS growth (MiB) while it runs, sampled every 10 ms. */
 function timed<T>(pid: number, work: () => T): Timed<T> {
+  // Each starts with nothing dirty in the page cache: the gigabyte the last one wrote would
+  // otherwise be written back during this one, and throttle whichever writer met it.
+  execFileSync('sync');
   const cpu0 = cpuMsOf(pid);
   // The work is a synchronous child process; sampling runs in a helper shell loop, read when it ends.
   const start = memoryOf(pid).rssMiB;
@@ -108,6 +114,35 @@ function curl(args: string[]): string {
   const out = spawnSync('curl', ['-s', '-S', '--fail-with-body', ...args], { maxBuffer: 256 * MIB, encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`curl ${args.join(' ')} failed (${out.status}): ${out.stderr}${out.stdout}`);
   return out.stdout;
+}
+
+interface Sink {
+  url: string;
+  stop: () => void;
+}
+
+/** bench/files-lib/http-sink.c, built into `dir` with `cc`; null (and why, on stderr) where there is no compiler. */
+function buildSink(dir: string): string | null {
+  const binary = path.join(dir, 'http-sink');
+  const built = spawnSync('cc', ['-O2', '-o', binary, path.join(import.meta.dirname, 'files-lib', 'http-sink.c')], {
+    encoding: 'utf8',
+  });
+  if (built.status === 0) return binary;
+  console.error(`(no C floor: cc failed: ${built.error?.message ?? built.stderr})`);
+  return null;
+}
+
+const started: Sink[] = [];
+
+async function startSink(binary: string, args: string[]): Promise<Sink> {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`http-sink exited (${code}) before it listened`)));
+  });
+  const sink = { url: `http://127.0.0.1:${port}/`, stop: () => child.kill('SIGKILL') };
+  started.push(sink);
+  return sink;
 }
 
 function sh(command: string, args: string[]): void {
@@ -163,10 +198,20 @@ async function main() {
     sh('sh', ['-c', `head -c ${BYTES} /dev/urandom > ${JSON.stringify(source)}`]);
     const copy = path.join(path.dirname(service.volume), 'copy.bin');
     const rows: Record<string, Timed<unknown>[]> = { write: [], upload: [], download: [], cp: [], 'cp+sync': [] };
+    const sinkBinary = buildSink(dataDir);
+    const sinks = sinkBinary
+      ? { discard: await startSink(sinkBinary, ['discard']), splice: await startSink(sinkBinary, ['splice', copy]) }
+      : null;
+    if (sinks) Object.assign(rows, { 'C discard': [], 'C splice': [] });
     const baseline = () => {
       rows.cp!.push(timed(service.pid, () => sh('cp', [source, copy])));
       fs.rmSync(copy);
       rows['cp+sync']!.push(timed(service.pid, () => sh('sh', ['-c', `cp "$0" "$1" && sync -f "$1"`, source, copy])));
+      fs.rmSync(copy);
+      if (!sinks) return;
+      rows['C discard']!.push(timed(service.pid, () => curl(['-o', '/dev/null', '-X', 'POST', '-T', source, sinks.discard.url])));
+      rows['C splice']!.push(timed(service.pid, () => curl(['-o', '/dev/null', '-X', 'POST', '-T', source, sinks.splice.url])));
+      if (fs.statSync(copy).size !== BYTES) throw new Error('C splice: wrong size');
       fs.rmSync(copy);
     };
     for (let run = 0; run < RUNS; run++) {
@@ -197,16 +242,19 @@ async function main() {
       const ms = runs.map((r) => r.ms);
       const cpu = `service CPU ${median(runs.map((r) => r.serviceCpuMs)).toFixed(0)} ms`;
       const line = `  ${summary(name.padEnd(8), ms)} ${rate(median(ms))}`;
-      if (name.startsWith('cp')) {
-        console.log(line);
+      if (name.startsWith('cp') || name.startsWith('C ')) {
+        console.log(name.startsWith('C ') ? `${line}; of cp ${fmtRatios(ratios(runs, rows.cp!))}` : line);
         continue;
       }
       const rss = `service RSS +${Math.max(...runs.map((r) => r.rssGrowthMiB)).toFixed(0)} MiB max`;
+      const ofFloor = sinks && name !== 'download' ? `, of C splice ${fmtRatios(ratios(runs, rows['C splice']!))}` : '';
       console.log(
-        `${line}; of cp ${fmtRatios(ratios(runs, rows.cp!))}, of cp+sync ${fmtRatios(ratios(runs, rows['cp+sync']!))}; ${cpu}; ${rss}`,
+        `${line}; of cp ${fmtRatios(ratios(runs, rows.cp!))}, of cp+sync ${fmtRatios(ratios(runs, rows['cp+sync']!))}` +
+          `${ofFloor}; ${cpu}; ${rss}`,
       );
     }
   } finally {
+    for (const sink of started) sink.stop();
     await service.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }

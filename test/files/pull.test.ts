@@ -72,6 +72,25 @@ describeEachDatabase('file pull', (database) => {
     expect((await f.events(server)).map((e) => e.event)).toEqual(Array(4).fill('server:file.pull'));
   });
 
+  it('gives each pull a connection of its own: a dozen from one host leave no listener behind on a kept-alive socket', async () => {
+    const { owner, server } = await h.make.ownedServer();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      for (let i = 0; i < 12; i++) {
+        const res = await pull(owner.token, server, { url: `${peer.base}/file`, filename: `copy-${i}`, foreground: true });
+        expect(res.statusCode, res.body).toBe(204);
+      }
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([]);
+    expect(f.read(server, 'copy-11')).toBe('pulled content');
+  });
+
   it('in the background by default: 204 at once, the file after; a failure is logged server:file.pull.fail', async () => {
     const { owner, server } = await h.make.ownedServer();
     const res = await pull(owner.token, server, { url: `${peer.base}/file` });

@@ -87,6 +87,9 @@ function requestOnce(url: URL): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const request = client.get(url, {
       lookup: checkedLookup,
+      // A connection of its own, closed with the response: the global agent keeps sockets alive
+      // (Node 19+), and each pull's idle-timeout listener would stay on a reused one.
+      agent: false,
       headers: { 'user-agent': 'Quetzal file pull' },
       timeout: HEADERS_TIMEOUT_MS,
     });
