@@ -13,7 +13,8 @@
  *       10 ms from /proc: the bytes stream, it must stay flat); and the same
  *       `curl -T` to a C server (bench/files-lib/http-sink.c, built with `cc`)
  *       that only discards the body, and one that splice(2)s it into a file and
- *       fsyncs it: the floor any HTTP server pays on this machine
+ *       fsyncs it, and `curl -o /dev/null` from one that sendfile(2)s the file:
+ *       the floor any HTTP server pays on this machine
  *
  * Each figure runs --runs times; medians, the spread, and the ratio to the
  * same-run baseline are printed. FILES_CPU_PROF=<dir> runs the service under
@@ -200,9 +201,13 @@ async function main() {
     const rows: Record<string, Timed<unknown>[]> = { write: [], upload: [], download: [], cp: [], 'cp+sync': [] };
     const sinkBinary = buildSink(dataDir);
     const sinks = sinkBinary
-      ? { discard: await startSink(sinkBinary, ['discard']), splice: await startSink(sinkBinary, ['splice', copy]) }
+      ? {
+          discard: await startSink(sinkBinary, ['discard']),
+          splice: await startSink(sinkBinary, ['splice', copy]),
+          send: await startSink(sinkBinary, ['send', source]),
+        }
       : null;
-    if (sinks) Object.assign(rows, { 'C discard': [], 'C splice': [] });
+    if (sinks) Object.assign(rows, { 'C discard': [], 'C splice': [], 'C send': [] });
     const baseline = () => {
       rows.cp!.push(timed(service.pid, () => sh('cp', [source, copy])));
       fs.rmSync(copy);
@@ -213,6 +218,7 @@ async function main() {
       rows['C splice']!.push(timed(service.pid, () => curl(['-o', '/dev/null', '-X', 'POST', '-T', source, sinks.splice.url])));
       if (fs.statSync(copy).size !== BYTES) throw new Error('C splice: wrong size');
       fs.rmSync(copy);
+      rows['C send']!.push(timed(service.pid, () => curl(['-o', '/dev/null', sinks.send.url])));
     };
     for (let run = 0; run < RUNS; run++) {
       // Baselines before and after ours in alternate runs, so a burst of load does not fall on one side only.
@@ -247,7 +253,8 @@ async function main() {
         continue;
       }
       const rss = `service RSS +${Math.max(...runs.map((r) => r.rssGrowthMiB)).toFixed(0)} MiB max`;
-      const ofFloor = sinks && name !== 'download' ? `, of C splice ${fmtRatios(ratios(runs, rows['C splice']!))}` : '';
+      const floor = name === 'download' ? 'C send' : 'C splice';
+      const ofFloor = sinks ? `, of ${floor} ${fmtRatios(ratios(runs, rows[floor]!))}` : '';
       console.log(
         `${line}; of cp ${fmtRatios(ratios(runs, rows.cp!))}, of cp+sync ${fmtRatios(ratios(runs, rows['cp+sync']!))}` +
           `${ofFloor}; ${cpu}; ${rss}`,

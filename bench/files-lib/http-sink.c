@@ -1,5 +1,5 @@
 /*
- * The floor under POST /files/write in bench/file-routes.ts: the least an HTTP
+ * The floor under POST /files/write and a download in bench/file-routes.ts: the least an HTTP
  * server can do with a request body, in C, so that the benchmark can say what
  * share of it the service reaches in the same run.
  *
@@ -7,6 +7,8 @@
  *   http-sink splice <file>    splice(2) the body from the socket through a
  *                              pipe into <file> (no byte in user space), then
  *                              fsync it, as the service does before its rename
+ *   http-sink send <file>      answer with <file>, sent with sendfile(2): the
+ *                              floor under a download
  *
  * Listens on 127.0.0.1, an ephemeral port printed on the first line of stdout;
  * one request per connection, answered 204 with Connection: close. Only
@@ -19,7 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CHUNK (1 << 20)
@@ -36,17 +40,17 @@ static void reply(int conn, const char *text) {
   }
 }
 
-/* Reads the request head; returns the Content-Length, and in *body/*have what of the body came with it. */
+/* Reads the request head; returns the Content-Length (-1 if none, -2 if no head came), and in *body and *have what of the body came with it. */
 static long read_head(int conn, char **body, size_t *have) {
   size_t got = 0;
   char *end;
   for (;;) {
     ssize_t n = read(conn, buf + got, CHUNK - got);
-    if (n <= 0) return -1;
+    if (n <= 0) return -2;
     got += (size_t)n;
     buf[got] = '\0';
     if ((end = strstr(buf, "\r\n\r\n")) != NULL) break;
-    if (got == CHUNK) return -1;
+    if (got == CHUNK) return -2;
   }
   *end = '\0';
   long length = -1;
@@ -59,10 +63,29 @@ static long read_head(int conn, char **body, size_t *have) {
   return length;
 }
 
+/* Answers with the whole file; returns 1 (answered) or -1. */
+static int send_file(int conn, const char *path) {
+  int file = open(path, O_RDONLY);
+  struct stat st;
+  if (file < 0 || fstat(file, &st) != 0) return -1;
+  char head[128];
+  snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %lld\r\nConnection: close\r\n\r\n", (long long)st.st_size);
+  reply(conn, head);
+  off_t offset = 0;
+  while (offset < st.st_size) {
+    ssize_t n = sendfile(conn, file, &offset, (size_t)(st.st_size - offset));
+    if (n <= 0) break;
+  }
+  close(file);
+  return offset == st.st_size ? 1 : -1;
+}
+
 static int sink(int conn, const char *mode, const char *path) {
   char *body;
   size_t have;
   long left = read_head(conn, &body, &have);
+  if (left == -2) return -1;
+  if (strcmp(mode, "send") == 0) return send_file(conn, path);
   if (left < 0) return -1;
   left -= (long)have;
   if (strcmp(mode, "discard") == 0) {
@@ -96,8 +119,8 @@ static int sink(int conn, const char *mode, const char *path) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || (strcmp(argv[1], "splice") == 0 && argc < 3)) {
-    fprintf(stderr, "usage: http-sink discard | http-sink splice <file>\n");
+  if (argc < 2 || (strcmp(argv[1], "discard") != 0 && argc < 3)) {
+    fprintf(stderr, "usage: http-sink discard | http-sink splice <file> | http-sink send <file>\n");
     return 2;
   }
   int server = socket(AF_INET, SOCK_STREAM, 0);
@@ -113,9 +136,10 @@ int main(int argc, char **argv) {
   for (;;) {
     int conn = accept(server, NULL, NULL);
     if (conn < 0) continue;
-    if (sink(conn, argv[1], argc > 2 ? argv[2] : NULL) == 0)
+    int done = sink(conn, argv[1], argc > 2 ? argv[2] : NULL);
+    if (done == 0)
       reply(conn, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
-    else
+    else if (done < 0)
       reply(conn, "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
     close(conn);
   }
