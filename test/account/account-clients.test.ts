@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { generateSync } from 'otplib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import { PteroClient } from '@devnote-dev/pterojs';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 import { userWithPassword } from '../helpers/sign-in.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** Turns two-factor on through the API (both libraries' enable2FA send no password, which Pterodactyl 1.10+ requires). */
 async function enableTwoFactor(h: Harness, token: string, password: string) {
@@ -65,7 +65,7 @@ describeEachDatabase('existing clients: account security', (database) => {
     expect(await useTotp(h, user.id)).toBe(0);
     await account.updateEmail(`pjs-${user.id}@example.test`, password);
 
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-key-'));
+    const dir = scratchDir('quetzal-key-');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'key')]);
     const publicKey = fs.readFileSync(path.join(dir, 'key.pub'), 'utf8').trim();
     const created = (await account.createSSHKey('laptop', publicKey)) as unknown as {

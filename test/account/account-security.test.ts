@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 import { browserRequest, freshIp, login, signIn, userWithPassword } from '../helpers/sign-in.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** A DSA public key (made once with ssh-keygen -t dsa: newer OpenSSH builds no longer make them). */
 const DSA_KEY =
@@ -15,7 +15,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 
 /** A fresh OpenSSH key pair made by ssh-keygen: the public key line and its fingerprint as ssh-keygen prints it. */
 export function makeKey(type: 'ed25519' | 'rsa' | 'ecdsa' | 'dsa', bits?: number) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-key-'));
+  const dir = scratchDir('quetzal-key-');
   const file = path.join(dir, 'id');
   execFileSync('ssh-keygen', ['-q', '-t', type, ...(bits ? ['-b', String(bits)] : []), '-N', '', '-C', 'test', '-f', file]);
   const fingerprint = execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${file}.pub`])

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { generateSync } from 'otplib';
@@ -8,6 +7,7 @@ import { afterEach, expect, it } from 'vitest';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 import { userWithPassword } from '../helpers/sign-in.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /**
  * An account change and its `user_activity` entry commit together (docs/reference/accounts.md):
@@ -56,7 +56,7 @@ describeEachDatabase('account changes and their activity commit together', (data
     const { secret } = (await h.request(token, { method: 'GET', url: '/api/client/account/two-factor' })).json().data as {
       secret: string;
     };
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-key-'));
+    const dir = scratchDir('quetzal-key-');
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, 'key')]);
     const publicKey = fs.readFileSync(path.join(dir, 'key.pub'), 'utf8').trim();
     remove = await failActivityInserts(h);

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import type { CliCommand, CliContext, CliOptions } from '../../src/cli/command.js';
@@ -10,6 +9,7 @@ import { findEgg, listEggVariables, setServerVariable } from '../../src/modules/
 import { eggConfigFiles, eggDoneLines } from '../../src/modules/eggs/eggs.service.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /**
  * egg:import and egg:list (docs/reference/eggs-and-installs.md, docs/reference/configuration.md) on real egg files:
@@ -24,7 +24,7 @@ describeEachDatabase('egg:import', (database) => {
   const h = useHarness(database);
   const ctx = (): CliContext => ({ config: h.config, database: h.db, daemon: h.daemon, clock: h.clock });
   const run = (command: CliCommand, options: CliOptions) => command.run(ctx(), options);
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-eggs-'));
+  const tmp = scratchDir('quetzal-eggs-');
   const write = (name: string, egg: unknown) => {
     const file = path.join(tmp, name);
     fs.writeFileSync(file, typeof egg === 'string' ? egg : JSON.stringify(egg));

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Client as JsPteroClient } from 'jspteroapi';
@@ -8,6 +7,7 @@ import { BackupManager, FileManager, PteroClient } from '@devnote-dev/pterojs';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
 import { fileTools, multipartBody } from './files-helpers.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** A port free now, found before the app is built, so that APP_URL (which signed URLs are built on) names it. */
 function freePort(): number {
@@ -26,7 +26,7 @@ describeEachDatabase('existing clients: files', (database) => {
   const baseUrl = `http://127.0.0.1:${port}`;
   const h = useHarness(database, { APP_URL: baseUrl });
   const f = fileTools(h);
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-clients-'));
+  const scratch = scratchDir('quetzal-clients-');
 
   beforeAll(async () => {
     await h.app.listen({ host: '127.0.0.1', port });

@@ -13,6 +13,7 @@ import { startBackup } from '../../src/modules/backups/backups.service.js';
 import { SYSTEM_ACTOR } from '../../src/modules/activity/activity.recorder.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { useHarness } from '../helpers/harness.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** The admin commands backup:create and backup:import (docs/reference/configuration.md), and scheduled-backup rotation. */
 describeEachDatabase('backup admin commands', (database) => {
@@ -31,7 +32,7 @@ describeEachDatabase('backup admin commands', (database) => {
     h.db.db.selectFrom('backups').selectAll().where('server_id', '=', server.id).orderBy('id').execute();
 
   function tempFile(bytes: Buffer): string {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-cli-')), 'world.tar.gz');
+    const file = path.join(scratchDir('quetzal-cli-'), 'world.tar.gz');
     fs.writeFileSync(file, bytes);
     return file;
   }

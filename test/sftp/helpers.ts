@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { afterAll, beforeAll } from 'vitest';
@@ -8,6 +7,7 @@ import type { ServerRow } from '../../src/db/schema.js';
 import { startSftpServer, type RunningSftpServer, type SftpLogger } from '../../src/modules/sftp/sftp.server.js';
 import { useHarness, type Harness } from '../helpers/harness.js';
 import type { TestDatabase } from '../helpers/databases.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** A test harness (real database, real daemon, real files) with the real SFTP server on a port of its own. */
 export interface SftpHarness extends Harness {
@@ -121,7 +121,7 @@ export const loopbackAddress = () => `127.${randomBytes(3).join('.')}`;
 
 /** A local scratch folder for files to put and get. */
 export function scratch(): string {
-  return fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'quetzal-sftp-'));
+  return scratchDir('quetzal-sftp-');
 }
 
 export interface LoggedSftpEvent {

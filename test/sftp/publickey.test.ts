@@ -1,6 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import { expect, it } from 'vitest';
@@ -9,9 +8,10 @@ import type { Harness } from '../helpers/harness.js';
 import { describeEachDatabase } from '../helpers/databases.js';
 import { userWithPassword } from '../helpers/sign-in.js';
 import { eventually, loopbackAddress, openSftp, scratch, useSftpHarness, volumeOf, type BatchResult } from './helpers.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 function makeKey(type: 'ed25519' | 'rsa' | 'ecdsa') {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quetzal-key-'));
+  const dir = scratchDir('quetzal-key-');
   const file = path.join(dir, 'id');
   execFileSync('ssh-keygen', ['-q', '-t', type, '-N', '', '-C', 'test', '-f', file]);
   return { file, publicKey: fs.readFileSync(`${file}.pub`, 'utf8').trim(), privateKey: fs.readFileSync(file) };
