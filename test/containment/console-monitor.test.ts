@@ -10,6 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../platform/service-process.js';
 import { TestSocket } from '../websocket/helpers.js';
@@ -250,8 +251,11 @@ describe("a confined server's output, held outside its box (docs/reference/conta
     console.log(detail);
     // The flood and its monitor take a core each: on a machine with more work than cores (other sessions'
     // tests), a poll can wait for a core whatever the service does, so the bound is on the 95th percentile
-    // there (bench/console-flood.ts measures the event loop's own stalls, in process).
-    if (machineOverloaded()) expect(p95(flooding), detail).toBeLessThanOrEqual(p95(quiet) + 100);
+    // there, and its 100 ms grow with the runnable tasks per core (a poll waits its turn among them: at a
+    // load of 5 on 2 cores one CI run saw a p95 of 117 ms, where four others saw 18–32 ms). A frozen
+    // service (seconds) fails either way; bench/console-flood.ts measures the event loop's own stalls.
+    const perCore = Math.max(1, os.loadavg()[0]! / os.cpus().length);
+    if (machineOverloaded()) expect(p95(flooding), detail).toBeLessThanOrEqual(p95(quiet) + 100 * perCore);
     else expect(worst, detail).toBeLessThanOrEqual(normal + 100);
     expect(largest.log, 'the console log').toBeLessThanOrEqual(4 * MiB);
     expect(largest.rotated, 'its previous copy').toBeLessThanOrEqual(4 * MiB);
