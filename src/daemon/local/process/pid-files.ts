@@ -153,7 +153,7 @@ export class PidFiles {
    * Takes over a running server whose owner died (docs/reference/power-and-console.md#servers-outlive-the-service's adoption): the
    * pid file is rewritten with this instance as its owner, the rest of the
    * record (pid, start time, container) kept. Two instances adopting at once
-   * are kept apart by `<uuid>.pid.adopt`, created exclusively and naming its
+   * are kept apart by `<uuid>.pid.adopt`, created whole and exclusively (createWhole) and naming its
    * holder (one a SIGKILL left behind names a dead owner and is replaced).
    * Resolves with the new text, or null when the file changed meanwhile or
    * another live instance is adopting it. The pid file never goes away
@@ -164,15 +164,12 @@ export class PidFiles {
     const lock = `${file}.adopt`;
     const owner = thisInstance();
     for (let attempt = 0; ; attempt++) {
-      try {
-        await fs.writeFile(lock, serializePidRecord({ ...found.record, owner, token: randomToken() }), { flag: 'wx' });
-        break;
-      } catch (err) {
-        if (errnoCode(err) !== 'EEXIST' || attempt > 0) return null;
-        const held = examinePidFile((await readText(lock)) ?? '');
-        if (held && ownerAlive(held.record.owner)) return null;
-        await fs.rm(lock, { force: true });
-      }
+      if (await createWhole(lock, serializePidRecord({ ...found.record, owner, token: randomToken() }))) break;
+      if (attempt > 0) return null;
+      // The lock is never seen half written (createWhole), so one that does not read as a record is not another adopter's.
+      const held = examinePidFile((await readText(lock)) ?? '');
+      if (held && ownerAlive(held.record.owner)) return null;
+      await fs.rm(lock, { force: true });
     }
     try {
       if ((await readText(file)) !== found.raw) return null;
@@ -196,6 +193,26 @@ export class PidFiles {
     await removeIfUnchanged(this.fileOf(serverUuid), text).catch((err: unknown) => {
       this.log.warn({ err, serverUuid }, 'could not remove the pid file');
     });
+  }
+}
+
+/**
+ * Creates `file` holding `text`, whole or not at all: written to a temporary
+ * first, then hard-linked to the name, which fails if the name exists. (An
+ * exclusive create then a write would let a reader meet the empty file in
+ * between, and take it for a dead adopter's.) False when the name exists or
+ * cannot be made; a SIGKILL before the link leaves only the temporary.
+ */
+async function createWhole(file: string, text: string): Promise<boolean> {
+  const temporary = `${file}.${randomToken()}.tmp`;
+  try {
+    await fs.writeFile(temporary, text);
+    await fs.link(temporary, file);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await fs.rm(temporary, { force: true }).catch(noop);
   }
 }
 
